@@ -1,0 +1,129 @@
+/* admit captures: the HDF5 capture format v1 (captures/FORMAT.md), its
+ * reader, writer and validator, statistics, and the synthetic DiT
+ * activation generator.
+ *
+ * A capture is read whole into memory (tensors are checked against size
+ * limits before anything is allocated) and is an opaque handle; the same
+ * handle is built up in memory and written out atomically. */
+#ifndef ADM_CAPTURE_H
+#define ADM_CAPTURE_H
+
+#include "adm_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ADM_CAPTURE_MAGIC "admit-capture"
+#define ADM_CAPTURE_VERSION 1
+/* A reader refuses any one tensor larger than this many bytes (16 GiB)
+ * before allocating; ADM_CAPTURE_MAX_BYTES in the environment lowers or
+ * raises it. */
+#define ADM_CAPTURE_DEFAULT_MAX_BYTES ((int64_t)16 << 30)
+
+typedef struct adm_capture adm_capture;
+
+/* A tensor with a name, as the capture lists them. Borrowed from the
+ * capture: valid until adm_capture_free. */
+typedef struct adm_named_tensor {
+    const char *name;
+    const adm_tensor *tensor;
+} adm_named_tensor;
+
+/* ---- reading */
+/* Opens and reads a capture, checking its structure: magic, version, the
+ * datasets and their dtype attributes, sizes. The op's shape rule is the
+ * validator's (adm_capture_validate). Errors name the file and dataset. */
+adm_status adm_capture_read(const char *path, adm_capture **out);
+/* Structural read plus the op's catalog checks: known op, parameters,
+ * every tensor's shape against the op's rule. */
+adm_status adm_capture_validate(const adm_capture *c);
+void adm_capture_free(adm_capture *c);
+
+const char *adm_capture_path(const adm_capture *c);     /* NULL when built in memory */
+int adm_capture_version(const adm_capture *c);
+const char *adm_capture_op(const adm_capture *c);
+const char *adm_capture_params(const adm_capture *c);   /* JSON object text */
+const char *adm_capture_model(const adm_capture *c);    /* "" when absent */
+const char *adm_capture_layer(const adm_capture *c);
+int64_t adm_capture_step(const adm_capture *c);          /* -1 when absent */
+const char *adm_capture_source(const adm_capture *c);
+
+int adm_capture_input_count(const adm_capture *c);
+adm_named_tensor adm_capture_input(const adm_capture *c, int i);
+const adm_tensor *adm_capture_find_input(const adm_capture *c, const char *name);
+const adm_tensor *adm_capture_reference(const adm_capture *c); /* NULL when absent */
+int adm_capture_candidate_count(const adm_capture *c);
+adm_named_tensor adm_capture_candidate(const adm_capture *c, int i);
+const adm_tensor *adm_capture_oracle(const adm_capture *c);    /* user fp64, or NULL */
+
+/* Special-value cases: inputs, optionally the reference's output or its
+ * refusal, and candidate outputs. */
+int adm_capture_special_count(const adm_capture *c);
+const char *adm_capture_special_name(const adm_capture *c, int i);
+int adm_capture_special_input_count(const adm_capture *c, int i);
+adm_named_tensor adm_capture_special_input(const adm_capture *c, int i, int j);
+const adm_tensor *adm_capture_special_reference(const adm_capture *c, int i);
+/* ADM_OK, or the status the reference path refused this case with. */
+adm_status adm_capture_special_refusal(const adm_capture *c, int i);
+int adm_capture_special_candidate_count(const adm_capture *c, int i);
+adm_named_tensor adm_capture_special_candidate(const adm_capture *c, int i, int j);
+
+/* ---- building and writing */
+adm_status adm_capture_create(const char *op, const char *params_json, adm_capture **out);
+adm_status adm_capture_set_provenance(adm_capture *c, const char *model, const char *layer,
+                                      int64_t step, const char *source);
+/* Each add copies the tensor (contiguous) into the capture. */
+adm_status adm_capture_add_input(adm_capture *c, const char *name, const adm_tensor *t);
+adm_status adm_capture_set_reference(adm_capture *c, const adm_tensor *t);
+adm_status adm_capture_add_candidate(adm_capture *c, const char *name, const adm_tensor *t);
+adm_status adm_capture_set_oracle(adm_capture *c, const adm_tensor *t);
+/* Returns the new case's index in *index. */
+adm_status adm_capture_add_special(adm_capture *c, const char *name, int *index);
+adm_status adm_capture_special_add_input(adm_capture *c, int index, const char *name,
+                                         const adm_tensor *t);
+adm_status adm_capture_special_set_reference(adm_capture *c, int index, const adm_tensor *t);
+adm_status adm_capture_special_set_refusal(adm_capture *c, int index, adm_status refused);
+adm_status adm_capture_special_add_candidate(adm_capture *c, int index, const char *name,
+                                             const adm_tensor *t);
+/* Writes the capture to a temporary file beside path, then renames it into
+ * place: a failure leaves no partial file. gzip level 0 stores raw. */
+adm_status adm_capture_write(const adm_capture *c, const char *path, int gzip_level);
+
+/* ---- statistics */
+typedef struct adm_tensor_stats {
+    int64_t count, nan_count, posinf_count, neginf_count, zero_count;
+    double min, max;           /* over finite elements; NaN when none */
+    double mean, rms;          /* over finite elements */
+    double absmax, p99_abs;    /* p99 of |x| over finite elements */
+    double max_over_p99;       /* absmax / p99_abs; Inf when p99 is 0 */
+} adm_tensor_stats;
+adm_status adm_tensor_stats_compute(const adm_tensor *t, adm_tensor_stats *s);
+/* The q-quantile (0..1) of |x| over finite values (nearest-rank), in
+ * O(n) expected time; values is clobbered. */
+double adm_quantile_abs_inplace(double *values, int64_t n, double q);
+
+/* ---- synthetic DiT activations */
+typedef struct adm_synth_config {
+    uint64_t seed;
+    int64_t tokens, channels;      /* x is [tokens, channels] */
+    adm_dtype dtype;
+    double token_scale_sigma;      /* per-token scale is exp(N(0, sigma)) */
+    double outlier_fraction;       /* fraction of channels that are outliers */
+    double target_max_over_p99;    /* outlier gain is calibrated to this */
+} adm_synth_config;
+/* FLUX.1-dev MLP input: 4096 x 3072 bf16, max/p99 about 8. */
+void adm_synth_config_default(adm_synth_config *cfg);
+/* x[t, c] = s_t * z[t, c] * g_c, z ~ N(0, 1), s_t log-normal, g_c = 1 except
+ * on the outlier channels, whose common gain is chosen so that
+ * max|x| / p99|x| equals the target (within the format's rounding). */
+adm_status adm_synth_activations(const adm_synth_config *cfg, adm_tensor *x);
+/* Gaussian weights N(0, 1/fan_in) of shape [rows, cols], and a bias
+ * N(0, 0.02^2), from the seed; rounded RNE into dt. */
+adm_status adm_synth_gaussian(uint64_t seed, double sigma, adm_dtype dt, int ndim,
+                              const int64_t *shape, adm_tensor *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,42 @@
+/* Internal layout of a capture handle, shared by the reader/writer and the
+ * validator. */
+#ifndef ADM_CAPTURE_INTERNAL_H
+#define ADM_CAPTURE_INTERNAL_H
+
+#include "adm_capture.h"
+
+typedef struct adm_entry {
+    char *name;
+    adm_tensor t;
+} adm_entry;
+
+typedef struct adm_entry_list {
+    adm_entry *v;
+    int n, cap;
+} adm_entry_list;
+
+typedef struct adm_special {
+    char *name;
+    adm_entry_list inputs;
+    int has_ref;
+    adm_tensor ref;
+    adm_status refusal;
+    adm_entry_list candidates;
+} adm_special;
+
+struct adm_capture {
+    char *path;
+    int version;
+    char *op, *params, *model, *layer, *source;
+    int64_t step;
+    adm_entry_list inputs;
+    int has_ref;
+    adm_tensor ref;
+    adm_entry_list candidates;
+    int has_oracle;
+    adm_tensor oracle;
+    adm_special *specials;
+    int n_specials, cap_specials;
+};
+
+#endif

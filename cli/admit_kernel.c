@@ -1,0 +1,92 @@
+/* admit-kernel: the command line of admit. */
+#include "cli.h"
+#include "adm_cuda.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: admit-kernel <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  capture synth    write a capture of synthetic DiT-shaped activations\n"
+    "  capture inspect  print a capture's op, parameters and tensor statistics\n"
+    "  capture validate check captures against the format and the op catalog\n"
+    "  version          print the version and what this build can run\n"
+    "\n"
+    "exit status: 0 the claims hold; 1 a verdict disagrees with a claim;\n"
+    "             2 bad input or usage\n"
+    "Run 'admit-kernel capture --help' for the capture options.\n";
+
+int adm_cli_fail(void)
+{
+    fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
+    return ADM_EXIT_INPUT;
+}
+
+int adm_cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "admit-kernel: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n");
+    return ADM_EXIT_INPUT;
+}
+
+int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    long long v;
+    errno = 0;
+    if (!s || !*s) return 0;
+    v = strtoll(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return 0;
+    *out = v;
+    return 1;
+}
+
+int adm_cli_parse_f64(const char *s, double *out)
+{
+    char *end;
+    double v;
+    errno = 0;
+    if (!s || !*s) return 0;
+    v = strtod(s, &end);
+    if (errno || *end || !isfinite(v)) return 0;
+    *out = v;
+    return 1;
+}
+
+static int cmd_version(void)
+{
+    char name[256];
+    int major, minor;
+    printf("admit-kernel %s\n", ADM_VERSION_STRING);
+    printf("cuda: %s", adm_cuda_built() ? "built" : "not built");
+    if (adm_cuda_built()) {
+        if (adm_cuda_device_name(name, sizeof name, &major, &minor) == ADM_OK)
+            printf(", device %s (sm_%d%d)", name, major, minor);
+        else
+            printf(", %s", adm_error_message());
+    }
+    printf("\n");
+    return ADM_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? ADM_EXIT_INPUT : ADM_EXIT_OK;
+    }
+    if (strcmp(argv[1], "capture") == 0) return adm_cmd_capture(argc - 2, argv + 2);
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) return cmd_version();
+    fputs(usage, stderr);
+    return adm_cli_usage_error("unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,26 @@
+/* admit-kernel: shared pieces of the subcommands. */
+#ifndef ADM_CLI_H
+#define ADM_CLI_H
+
+#include "adm_capture.h"
+
+/* Exit codes: the claims hold; a verdict disagrees with a claim; bad input
+ * or usage. */
+#define ADM_EXIT_OK 0
+#define ADM_EXIT_CLAIM 1
+#define ADM_EXIT_INPUT 2
+
+/* Prints "admit-kernel: <last error message>" and returns ADM_EXIT_INPUT. */
+int adm_cli_fail(void);
+int adm_cli_usage_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Strict number parsing: the whole string, in range. */
+int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+int adm_cli_parse_f64(const char *s, double *out);
+
+int adm_cmd_capture(int argc, char **argv);
+
+#endif

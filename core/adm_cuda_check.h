@@ -1,0 +1,24 @@
+/* Internal: the check macros of CUDA translation units. Each records the
+ * failing call, file and line in the last error and returns the code. */
+#ifndef ADM_CUDA_CHECK_H
+#define ADM_CUDA_CHECK_H
+
+#include <cuda_runtime.h>
+#include "adm_core.h"
+
+#define ADM_CUDA_CHECK(call)                                                  \
+    do {                                                                      \
+        cudaError_t adm_ce_ = (call);                                         \
+        if (adm_ce_ != cudaSuccess)                                           \
+            return adm_error_set(ADM_ERR_CUDA, __FILE__, __LINE__, "%s: %s",  \
+                                 #call, cudaGetErrorString(adm_ce_));         \
+    } while (0)
+
+/* After a launch: the launch error, then the kernel's own. */
+#define ADM_CUDA_CHECK_LAUNCH()                                               \
+    do {                                                                      \
+        ADM_CUDA_CHECK(cudaGetLastError());                                   \
+        ADM_CUDA_CHECK(cudaDeviceSynchronize());                              \
+    } while (0)
+
+#endif

@@ -1,0 +1,136 @@
+/* CUDA surface of libadmit: device discovery and the device's own format
+ * conversions, against which the CPU formats are proven bit-exact. */
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_fp4.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "adm_cuda.h"
+#include "adm_cuda_check.h"
+
+namespace {
+
+enum conv_kind { K_BF16_RN, K_BF16_RZ, K_F16_RN, K_F16_RZ, K_E4M3, K_E4M3_SAT,
+                 K_E5M2, K_E5M2_SAT, K_E2M1 };
+
+__device__ uint16_t convert_one(int kind, float x)
+{
+    switch (kind) {
+    case K_BF16_RN: return __bfloat16_as_ushort(__float2bfloat16_rn(x));
+    case K_BF16_RZ: return __bfloat16_as_ushort(__float2bfloat16_rz(x));
+    case K_F16_RN: return __half_as_ushort(__float2half_rn(x));
+    case K_F16_RZ: return __half_as_ushort(__float2half_rz(x));
+    case K_E4M3: return __nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E4M3);
+    case K_E4M3_SAT: return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+    case K_E5M2: return __nv_cvt_float_to_fp8(x, __NV_NOSAT, __NV_E5M2);
+    case K_E5M2_SAT: return __nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E5M2);
+    default: return __nv_cvt_float_to_fp4(x, __NV_E2M1, cudaRoundNearest);
+    }
+}
+
+__global__ void convert_buffer(int kind, const float *in, uint16_t *out, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = convert_one(kind, in[i]);
+}
+
+__global__ void convert_range(int kind, uint32_t first, uint16_t *out, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = convert_one(kind, __uint_as_float(first + (uint32_t)i));
+}
+
+adm_status kind_of(adm_dtype dt, adm_round mode, unsigned flags, int *kind)
+{
+    int sat = (flags & ADM_CVT_SATFINITE) != 0;
+    if (dt == ADM_BF16 && !sat && (mode == ADM_RNE || mode == ADM_RTZ)) {
+        *kind = mode == ADM_RNE ? K_BF16_RN : K_BF16_RZ;
+        return ADM_OK;
+    }
+    if (dt == ADM_FP16 && !sat && (mode == ADM_RNE || mode == ADM_RTZ)) {
+        *kind = mode == ADM_RNE ? K_F16_RN : K_F16_RZ;
+        return ADM_OK;
+    }
+    if (mode == ADM_RNE && dt == ADM_E4M3) { *kind = sat ? K_E4M3_SAT : K_E4M3; return ADM_OK; }
+    if (mode == ADM_RNE && dt == ADM_E5M2) { *kind = sat ? K_E5M2_SAT : K_E5M2; return ADM_OK; }
+    if (mode == ADM_RNE && dt == ADM_E2M1) { *kind = K_E2M1; return ADM_OK; }
+    return ADM_FAIL(ADM_ERR_UNSUPPORTED, "no device conversion to %s with mode %d flags %u",
+                    adm_dtype_name(dt), (int)mode, flags);
+}
+
+struct device_buffer {
+    void *p = nullptr;
+    ~device_buffer() { if (p) cudaFree(p); }
+};
+
+const size_t chunk = (size_t)1 << 26;
+
+} // namespace
+
+extern "C" int adm_cuda_built(void) { return 1; }
+
+extern "C" adm_status adm_cuda_device_count(int *count)
+{
+    cudaError_t e = cudaGetDeviceCount(count);
+    if (e != cudaSuccess || *count < 1) {
+        *count = 0;
+        return ADM_FAIL(ADM_ERR_NO_DEVICE, "no CUDA device: %s",
+                        e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+    }
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_cuda_device_name(char *buf, size_t n, int *cc_major, int *cc_minor)
+{
+    int count = 0, dev = 0;
+    cudaDeviceProp prop;
+    ADM_TRY(adm_cuda_device_count(&count));
+    ADM_CUDA_CHECK(cudaGetDevice(&dev));
+    ADM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+    snprintf(buf, n, "%s", prop.name);
+    *cc_major = prop.major;
+    *cc_minor = prop.minor;
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_cuda_convert_f32(adm_dtype dt, adm_round mode, unsigned flags,
+                                           const float *in, uint16_t *out, size_t n)
+{
+    int kind = 0, count = 0;
+    device_buffer din, dout;
+    ADM_TRY(kind_of(dt, mode, flags, &kind));
+    ADM_TRY(adm_cuda_device_count(&count));
+    ADM_CUDA_CHECK(cudaMalloc(&din.p, chunk * sizeof(float)));
+    ADM_CUDA_CHECK(cudaMalloc(&dout.p, chunk * sizeof(uint16_t)));
+    for (size_t done = 0; done < n; done += chunk) {
+        size_t m = n - done < chunk ? n - done : chunk;
+        ADM_CUDA_CHECK(cudaMemcpy(din.p, in + done, m * sizeof(float), cudaMemcpyHostToDevice));
+        convert_buffer<<<1024, 256>>>(kind, (const float *)din.p, (uint16_t *)dout.p, m);
+        ADM_CUDA_CHECK_LAUNCH();
+        ADM_CUDA_CHECK(cudaMemcpy(out + done, dout.p, m * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+    }
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_cuda_convert_f32_range(adm_dtype dt, adm_round mode, unsigned flags,
+                                                 uint32_t first, uint16_t *out, size_t n)
+{
+    int kind = 0, count = 0;
+    device_buffer dout;
+    ADM_TRY(kind_of(dt, mode, flags, &kind));
+    ADM_TRY(adm_cuda_device_count(&count));
+    if (n > ((size_t)1 << 32) - first)
+        return ADM_FAIL(ADM_ERR_INVALID, "range of %zu encodings from %u passes 2^32", n, first);
+    ADM_CUDA_CHECK(cudaMalloc(&dout.p, chunk * sizeof(uint16_t)));
+    for (size_t done = 0; done < n; done += chunk) {
+        size_t m = n - done < chunk ? n - done : chunk;
+        convert_range<<<1024, 256>>>(kind, first + (uint32_t)done, (uint16_t *)dout.p, m);
+        ADM_CUDA_CHECK_LAUNCH();
+        ADM_CUDA_CHECK(cudaMemcpy(out + done, dout.p, m * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+    }
+    return ADM_OK;
+}
