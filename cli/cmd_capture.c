@@ -60,6 +60,9 @@ static int synth(int argc, char **argv)
     memset(&bias, 0, sizeof bias);
     for (int i = 0; i < argc; i++) {
         v = NULL;
+        /* every synth option takes a value */
+        if (argv[i][0] == '-' && !strchr(argv[i], '=') && i + 1 >= argc)
+            return adm_cli_usage_error("capture synth: option '%s' needs a value", argv[i]);
         if (opt(argc, argv, &i, "-o", &v) || opt(argc, argv, &i, "--output", &v)) out = v;
         else if (opt(argc, argv, &i, "--op", &v)) op_name = v;
         else if (opt(argc, argv, &i, "--params", &v)) params = v;

@@ -1,0 +1,299 @@
+/* Malformed captures for the error tests (see bad_captures.h). */
+#include "bad_captures.h"
+
+#include <hdf5.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+const adm_bad_case adm_bad_cases[] = {
+    {"missing.h5", 0, ADM_ERR_IO, "cannot open", "No such file"},
+    {"not_hdf5.h5", 0, ADM_ERR_FORMAT, "not an HDF5 file", "captures/FORMAT.md"},
+    {"empty.h5", 0, ADM_ERR_FORMAT, "not an HDF5 file", "admit capture"},
+    {"truncated.h5", 0, ADM_ERR_FORMAT, "truncated", "corrupt"},
+    {"no_magic.h5", 0, ADM_ERR_FORMAT, "'admit_format' is missing", "expected 'admit-capture'"},
+    {"wrong_magic.h5", 0, ADM_ERR_FORMAT, "'admit_format' is 'not-admit'", "expected 'admit-capture'"},
+    {"newer_version.h5", 0, ADM_ERR_VERSION, "'admit_version' = 2", "newer admit"},
+    {"op_not_string.h5", 0, ADM_ERR_FORMAT, "attribute 'op'", "must be a single string"},
+    {"missing_inputs.h5", 0, ADM_ERR_FORMAT, "group '/inputs'", "missing"},
+    {"unknown_dtype.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "unknown dtype 'bf17'"},
+    {"no_dtype.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/w'", "missing attribute 'dtype'"},
+    {"wrong_storage.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "16-bit integer patterns"},
+    {"absurd_dims.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "absurd"},
+    {"huge_dims.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "above the limit"},
+    {"rank9.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "rank 9"},
+    {"null_space.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "null dataspace"},
+    {"external_link.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "external"},
+    {"dangling_soft.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/ghost'", "dangling"},
+    {"bad_fp4.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/fp4'", "not a 4-bit fp4_e2m1 pattern"},
+    {"oracle_fp32.h5", 0, ADM_ERR_FORMAT, "dataset '/oracle'", "expected fp64"},
+    {"refused_and_ref.h5", 0, ADM_ERR_FORMAT, "group '/special/nan'", "both"},
+    {"missing_w.h5", 1, ADM_ERR_FORMAT, "group '/inputs'", "requires input 'w'"},
+    {"unknown_input.h5", 1, ADM_ERR_FORMAT, "dataset '/inputs/z'", "no such input"},
+    {"shape_w.h5", 1, ADM_ERR_FORMAT, "input 'w' has shape [6, 9]", "expected [N, 8] (K of 'x')"},
+    {"shape_ref.h5", 1, ADM_ERR_FORMAT, "dataset '/reference' has shape [4, 7]", "expected [4, 6]"},
+    {"shape_special.h5", 1, ADM_ERR_FORMAT, "dataset '/special/nan/reference'", "expected [2, 6]"},
+    {"bad_params.h5", 1, ADM_ERR_FORMAT, "'op_params'", "'approximate' must be"},
+    {"bad_json.h5", 1, ADM_ERR_FORMAT, "'op_params'", "not valid JSON"},
+    {"unknown_param.h5", 1, ADM_ERR_FORMAT, "'op_params'", "no parameter 'alpha'"},
+    {"unknown_op.h5", 1, ADM_ERR_FORMAT, "'op' = 'cubic_spline'", "not in the catalog"},
+};
+const int adm_bad_case_count = (int)(sizeof adm_bad_cases / sizeof adm_bad_cases[0]);
+
+static adm_status base_capture(adm_capture **out)
+{
+    int64_t xs[2] = {4, 8}, ws[2] = {6, 8}, bs[1] = {6}, os[2] = {4, 6}, sxs[2] = {2, 8}, sos[2] = {2, 6};
+    adm_tensor x, w, b, r, sx, sr;
+    adm_capture *c;
+    int idx;
+    ADM_TRY(adm_capture_create("linear+gelu", "{\"approximate\":\"tanh\"}", &c));
+    ADM_TRY(adm_synth_gaussian(1, 1.0, ADM_BF16, 2, xs, &x));
+    ADM_TRY(adm_synth_gaussian(2, 0.3, ADM_BF16, 2, ws, &w));
+    ADM_TRY(adm_synth_gaussian(3, 0.02, ADM_BF16, 1, bs, &b));
+    ADM_TRY(adm_synth_gaussian(4, 1.0, ADM_BF16, 2, os, &r));
+    ADM_TRY(adm_synth_gaussian(5, 1.0, ADM_BF16, 2, sxs, &sx));
+    ADM_TRY(adm_synth_gaussian(6, 1.0, ADM_BF16, 2, sos, &sr));
+    ADM_TRY(adm_capture_add_input(c, "x", &x));
+    ADM_TRY(adm_capture_add_input(c, "w", &w));
+    ADM_TRY(adm_capture_add_input(c, "bias", &b));
+    ADM_TRY(adm_capture_set_reference(c, &r));
+    ADM_TRY(adm_capture_add_candidate(c, "fused", &r));
+    ADM_TRY(adm_capture_add_special(c, "nan", &idx));
+    ADM_TRY(adm_capture_special_add_input(c, idx, "x", &sx));
+    ADM_TRY(adm_capture_special_add_input(c, idx, "w", &w));
+    ADM_TRY(adm_capture_special_set_reference(c, idx, &sr));
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+    adm_tensor_free(&r);
+    adm_tensor_free(&sx);
+    adm_tensor_free(&sr);
+    *out = c;
+    return ADM_OK;
+}
+
+static void set_str(hid_t loc, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), a;
+    if (H5Aexists(loc, name) > 0) H5Adelete(loc, name);
+    H5Tset_size(t, H5T_VARIABLE);
+    a = H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, t, &value);
+    H5Aclose(a);
+    H5Sclose(s);
+    H5Tclose(t);
+}
+
+static void set_int(hid_t loc, const char *name, long long v)
+{
+    hid_t s = H5Screate(H5S_SCALAR), a;
+    if (H5Aexists(loc, name) > 0) H5Adelete(loc, name);
+    a = H5Acreate2(loc, name, H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_LLONG, &v);
+    H5Aclose(a);
+    H5Sclose(s);
+}
+
+/* Replaces dataset path with one of the given storage type and extent,
+ * written (when data) or left unallocated, with a dtype attribute. */
+static void put_dataset(hid_t f, const char *path, hid_t type, int rank, const hsize_t *dims,
+                        const void *data, const char *dtype)
+{
+    hid_t s, d;
+    if (H5Lexists(f, path, H5P_DEFAULT) > 0) H5Ldelete(f, path, H5P_DEFAULT);
+    s = rank < 0 ? H5Screate(H5S_NULL) : H5Screate_simple(rank, dims, NULL);
+    d = H5Dcreate2(f, path, type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (data) H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    if (dtype) set_str(d, "dtype", dtype);
+    H5Dclose(d);
+    H5Sclose(s);
+}
+
+static char *join(const char *dir, const char *file)
+{
+    size_t n = strlen(dir) + strlen(file) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", dir, file);
+    return p;
+}
+
+static int copy_file(const char *from, const char *to, long limit)
+{
+    FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+    long n = 0;
+    int ch;
+    if (!a || !b) {
+        if (a) fclose(a);
+        if (b) fclose(b);
+        return -1;
+    }
+    while ((limit < 0 || n < limit) && (ch = fgetc(a)) != EOF) {
+        fputc(ch, b);
+        n++;
+    }
+    fclose(a);
+    fclose(b);
+    return 0;
+}
+
+static long file_size(const char *p)
+{
+    FILE *f = fopen(p, "rb");
+    long n;
+    if (!f) return -1;
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* Copies base.h5 to name and opens it for editing. */
+static hid_t edit(const char *dir, const char *base, const char *name)
+{
+    char *p = join(dir, name);
+    hid_t f;
+    copy_file(base, p, -1);
+    f = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT);
+    free(p);
+    return f;
+}
+
+adm_status adm_make_bad_captures(const char *dir)
+{
+    adm_capture *c;
+    char *base = join(dir, "base.h5"), *p;
+    hid_t f;
+    FILE *fp;
+    adm_status st;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if ((st = base_capture(&c)) != ADM_OK) { free(base); return st; }
+    st = adm_capture_write(c, base, 0);
+    adm_capture_free(c);
+    if (st != ADM_OK) { free(base); return st; }
+
+    p = join(dir, "missing.h5");
+    remove(p);
+    free(p);
+    p = join(dir, "not_hdf5.h5");
+    fp = fopen(p, "w");
+    if (fp) { fputs("x,w,bias\n1,2,3\n", fp); fclose(fp); }
+    free(p);
+    p = join(dir, "empty.h5");
+    fp = fopen(p, "w");
+    if (fp) fclose(fp);
+    free(p);
+    p = join(dir, "truncated.h5");
+    copy_file(base, p, file_size(base) / 2);
+    free(p);
+
+    f = edit(dir, base, "no_magic.h5");
+    H5Adelete(f, "admit_format");
+    H5Fclose(f);
+    f = edit(dir, base, "wrong_magic.h5");
+    set_str(f, "admit_format", "not-admit");
+    H5Fclose(f);
+    f = edit(dir, base, "newer_version.h5");
+    set_int(f, "admit_version", 2);
+    H5Fclose(f);
+    f = edit(dir, base, "op_not_string.h5");
+    set_int(f, "op", 7);
+    H5Fclose(f);
+    f = edit(dir, base, "missing_inputs.h5");
+    H5Ldelete(f, "/inputs", H5P_DEFAULT);
+    H5Fclose(f);
+    {
+        hsize_t d2[2] = {4, 8};
+        uint16_t xs[32] = {0};
+        float xf[32] = {0};
+        f = edit(dir, base, "unknown_dtype.h5");
+        put_dataset(f, "/inputs/x", H5T_STD_U16LE, 2, d2, xs, "bf17");
+        H5Fclose(f);
+        f = edit(dir, base, "wrong_storage.h5");
+        put_dataset(f, "/inputs/x", H5T_IEEE_F32LE, 2, d2, xf, "bf16");
+        H5Fclose(f);
+    }
+    {
+        hsize_t d[2] = {6, 8};
+        uint16_t w[48] = {0};
+        f = edit(dir, base, "no_dtype.h5");
+        put_dataset(f, "/inputs/w", H5T_STD_U16LE, 2, d, w, NULL);
+        H5Fclose(f);
+    }
+    {
+        hsize_t big[2] = {(hsize_t)1 << 31, (hsize_t)1 << 31}, huge[2] = {(hsize_t)1 << 20, (hsize_t)1 << 20};
+        hsize_t r9[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+        uint16_t one = 0;
+        f = edit(dir, base, "absurd_dims.h5");
+        put_dataset(f, "/inputs/x", H5T_STD_U16LE, 2, big, NULL, "bf16");
+        H5Fclose(f);
+        f = edit(dir, base, "huge_dims.h5");
+        put_dataset(f, "/inputs/x", H5T_STD_U16LE, 2, huge, NULL, "bf16");
+        H5Fclose(f);
+        f = edit(dir, base, "rank9.h5");
+        put_dataset(f, "/inputs/x", H5T_STD_U16LE, 9, r9, &one, "bf16");
+        H5Fclose(f);
+        f = edit(dir, base, "null_space.h5");
+        put_dataset(f, "/inputs/x", H5T_STD_U16LE, -1, NULL, NULL, "bf16");
+        H5Fclose(f);
+    }
+    f = edit(dir, base, "external_link.h5");
+    H5Ldelete(f, "/inputs/x", H5P_DEFAULT);
+    H5Lcreate_external("base.h5", "/inputs/x", f, "/inputs/x", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    f = edit(dir, base, "dangling_soft.h5");
+    H5Lcreate_soft("/nowhere", f, "/candidates/ghost", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    {
+        hsize_t d[2] = {4, 6};
+        uint8_t v[24] = {0};
+        double o[24] = {0};
+        float of[24] = {0};
+        v[5] = 0x20;
+        f = edit(dir, base, "bad_fp4.h5");
+        put_dataset(f, "/candidates/fp4", H5T_STD_U8LE, 2, d, v, "fp4_e2m1");
+        H5Fclose(f);
+        f = edit(dir, base, "oracle_fp32.h5");
+        put_dataset(f, "/oracle", H5T_IEEE_F32LE, 2, d, of, "fp32");
+        H5Fclose(f);
+        (void)o;
+    }
+    f = edit(dir, base, "refused_and_ref.h5");
+    {
+        hid_t g = H5Gopen2(f, "/special/nan", H5P_DEFAULT);
+        set_str(g, "reference_refused", "ADM_ERR_SHAPE");
+        H5Gclose(g);
+    }
+    H5Fclose(f);
+    f = edit(dir, base, "missing_w.h5");
+    H5Ldelete(f, "/inputs/w", H5P_DEFAULT);
+    H5Fclose(f);
+    {
+        hsize_t d1[1] = {3}, dw[2] = {6, 9}, dr[2] = {4, 7}, ds[2] = {2, 5};
+        uint16_t z[3] = {0}, w[54] = {0}, r[28] = {0};
+        f = edit(dir, base, "unknown_input.h5");
+        put_dataset(f, "/inputs/z", H5T_STD_U16LE, 1, d1, z, "bf16");
+        H5Fclose(f);
+        f = edit(dir, base, "shape_w.h5");
+        put_dataset(f, "/inputs/w", H5T_STD_U16LE, 2, dw, w, "bf16");
+        H5Fclose(f);
+        f = edit(dir, base, "shape_ref.h5");
+        put_dataset(f, "/reference", H5T_STD_U16LE, 2, dr, r, "bf16");
+        H5Fclose(f);
+        f = edit(dir, base, "shape_special.h5");
+        put_dataset(f, "/special/nan/reference", H5T_STD_U16LE, 2, ds, r, "bf16");
+        H5Fclose(f);
+    }
+    f = edit(dir, base, "bad_params.h5");
+    set_str(f, "op_params", "{\"approximate\": \"cubic\"}");
+    H5Fclose(f);
+    f = edit(dir, base, "bad_json.h5");
+    set_str(f, "op_params", "{\"approximate\": ");
+    H5Fclose(f);
+    f = edit(dir, base, "unknown_param.h5");
+    set_str(f, "op_params", "{\"alpha\": 1}");
+    H5Fclose(f);
+    f = edit(dir, base, "unknown_op.h5");
+    set_str(f, "op", "cubic_spline");
+    H5Fclose(f);
+    free(base);
+    return ADM_OK;
+}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# admit-kernel capture on good and malformed files: exit codes, messages,
+# and nothing written on failure. Usage: cli_capture.sh ADMIT MAKE_BAD WORKDIR SRCDIR
+set -u
+admit=$1 make_bad=$2 work=$3 src=$4
+fails=0 checks=0
+rm -rf "$work" && mkdir -p "$work" || exit 1
+
+expect() { # rc needle... -- command
+    want=$1; shift
+    needles=""
+    while [ "$1" != "--" ]; do needles="$needles
+$1"; shift; done
+    shift
+    out=$("$@" 2>&1); rc=$?
+    checks=$((checks + 1))
+    if [ "$rc" != "$want" ]; then
+        echo "FAIL: exit $rc, expected $want: $*"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); return
+    fi
+    echo "$needles" | while IFS= read -r n; do
+        [ -z "$n" ] && continue
+        case $out in *"$n"*) ;; *) echo "FAIL: output lacks \"$n\": $*"; echo "$out" | sed 's/^/    /'; exit 1;; esac
+    done || fails=$((fails + 1))
+}
+
+"$make_bad" "$work" > "$work/cases.tsv" || { echo "FAIL: make_bad_captures"; exit 1; }
+tab=$(printf '\t')
+while IFS="$tab" read -r file n1 n2; do
+    expect 2 "admit-kernel: $work/$file" "$n1" "$n2" -- "$admit" capture validate "$work/$file"
+done < "$work/cases.tsv"
+
+# One bad file among good ones: the good ones are still reported, exit 2.
+expect 2 "$work/base.h5: valid" "$work/shape_w.h5" -- "$admit" capture validate "$work/base.h5" "$work/shape_w.h5"
+expect 0 "op       linear+gelu" "inputs/x" "special/nan/reference" -- "$admit" capture inspect "$work/base.h5"
+
+# Usage errors.
+expect 2 "usage" -- "$admit"
+expect 2 "unknown command 'frobnicate'" -- "$admit" frobnicate
+expect 2 "unknown subcommand 'explode'" -- "$admit" capture explode
+expect 2 "expected one FILE" -- "$admit" capture inspect
+expect 2 "-o FILE is required" -- "$admit" capture synth
+expect 2 "--tokens: expected 1 to 2^24" -- "$admit" capture synth -o "$work/s.h5" --tokens 0
+expect 2 "--tokens: expected 1 to 2^24" -- "$admit" capture synth -o "$work/s.h5" --tokens 12abc
+expect 2 "needs a value" -- "$admit" capture synth -o "$work/s.h5" --seed
+expect 2 "op 'bogus' is not in the catalog" -- "$admit" capture synth -o "$work/s.h5" --op bogus
+expect 2 "needs more than one input" -- "$admit" capture synth -o "$work/s.h5" --op matmul
+expect 2 "'approximate' must be" -- "$admit" capture synth -o "$work/s.h5" --params '{"approximate":"x"}'
+expect 2 "not valid JSON" -- "$admit" capture synth -o "$work/s.h5" --params '{'
+expect 2 "unknown dtype 'int4'" -- "$admit" capture synth -o "$work/s.h5" --dtype int4
+expect 2 "outside [1, 1e4]" -- "$admit" capture synth -o "$work/s.h5" --max-over-p99 0.5 --tokens 4 --channels 8
+[ -e "$work/s.h5" ] && { echo "FAIL: a refused synth left $work/s.h5"; fails=$((fails + 1)); }
+expect 2 "cannot create a temporary file" -- "$admit" capture synth -o /nonexistent-admit-dir/s.h5 --tokens 4 --channels 8
+
+# A good synth, then inspect and validate it.
+expect 0 "wrote $work/s.h5" -- "$admit" capture synth -o "$work/s.h5" --tokens 64 --channels 128 --out-features 32 --seed 5 --model FLUX.1-dev --layer ff --step 3
+expect 0 "valid admit-capture v1, op linear+gelu, 3 input(s)" -- "$admit" capture validate "$work/s.h5"
+expect 0 "model    FLUX.1-dev" "step     3" "inputs/w" "[32, 128]" -- "$admit" capture inspect "$work/s.h5"
+expect 0 "wrote" -- "$admit" capture synth -o "$work/g.h5" --op gelu --tokens 16 --channels 32
+expect 0 "op gelu, 1 input(s)" -- "$admit" capture validate "$work/g.h5"
+
+# The bundled captures are valid.
+for f in "$src"/captures/data/*.h5; do
+    [ -e "$f" ] || continue
+    expect 0 "valid admit-capture" -- "$admit" capture validate "$f"
+done
+
+leftover=$(find "$work" -name '*.tmp.*' | head -1)
+[ -n "$leftover" ] && { echo "FAIL: temporary file left: $leftover"; fails=$((fails + 1)); }
+echo "cli_capture: $((checks - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
