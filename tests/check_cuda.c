@@ -1,0 +1,129 @@
+/* core on the GPU: the device's own conversion instructions against the
+ * CPU formats, bit for bit. Every fp32 input for bf16 and fp16 (RNE and
+ * RTZ); for fp8 and fp4, every combination of the top 19 bits with eight
+ * low-bit patterns (ties, near-ties, random). Exits 77 (skipped) where no
+ * GPU is usable. */
+#include "adm_core.h"
+#include "adm_cuda.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define SKIP 77
+
+static uint16_t cpu_convert(adm_dtype dt, adm_round mode, unsigned flags, float f, int *skip)
+{
+    uint64_t b = 0;
+    *skip = 0;
+    if (dt == ADM_BF16) return mode == ADM_RNE ? adm_bf16_from_f32(f) : adm_bf16_from_f32_rtz(f);
+    if (dt == ADM_FP16) return mode == ADM_RNE ? adm_fp16_from_f32(f) : adm_fp16_from_f32_rtz(f);
+    if (adm_format_encode(dt, f, mode, flags, &b) != ADM_OK) *skip = 1; /* fp4 has no NaN */
+    return (uint16_t)b;
+}
+
+static int same(adm_dtype dt, uint16_t a, uint16_t b)
+{
+    if (adm_format_isnan(dt, a) || adm_format_isnan(dt, b)) return adm_format_isnan(dt, a) && adm_format_isnan(dt, b);
+    return a == b;
+}
+
+typedef struct variant { adm_dtype dt; adm_round mode; unsigned flags; } variant;
+
+static const variant full_sweep[] = {
+    {ADM_BF16, ADM_RNE, 0}, {ADM_BF16, ADM_RTZ, 0}, {ADM_FP16, ADM_RNE, 0}, {ADM_FP16, ADM_RTZ, 0}};
+static const variant sampled[] = {
+    {ADM_E4M3, ADM_RNE, 0}, {ADM_E4M3, ADM_RNE, ADM_CVT_SATFINITE}, {ADM_E5M2, ADM_RNE, 0},
+    {ADM_E5M2, ADM_RNE, ADM_CVT_SATFINITE}, {ADM_E2M1, ADM_RNE, ADM_CVT_SATFINITE}};
+
+START_TEST(test_full_sweep)
+{
+    const variant *v = &full_sweep[_i];
+    size_t chunk = (size_t)1 << 28;
+    uint16_t *out = malloc(chunk * sizeof *out);
+    uint64_t bad = 0;
+    ck_assert_ptr_nonnull(out);
+    for (uint64_t first = 0; first < (1ull << 32); first += chunk) {
+        ck_assert_msg(adm_cuda_convert_f32_range(v->dt, v->mode, v->flags, (uint32_t)first, out, chunk) == ADM_OK,
+                      "%s", adm_error_message());
+        for (size_t i = 0; i < chunk; i++) {
+            int skip;
+            uint32_t x = (uint32_t)(first + i);
+            uint16_t c = cpu_convert(v->dt, v->mode, v->flags, adm_f32_from_bits(x), &skip);
+            if (!same(v->dt, c, out[i]) && bad++ < 8)
+                fprintf(stderr, "%s mode %d: fp32 0x%08x -> cpu 0x%04x, gpu 0x%04x\n", adm_dtype_name(v->dt),
+                        (int)v->mode, x, c, out[i]);
+        }
+    }
+    free(out);
+    printf("%s mode %d: 2^32 inputs, %llu mismatches\n", adm_dtype_name(v->dt), (int)v->mode,
+           (unsigned long long)bad);
+    ck_assert_msg(bad == 0, "%llu mismatches", (unsigned long long)bad);
+}
+END_TEST
+
+START_TEST(test_sampled)
+{
+    const variant *v = &sampled[_i];
+    static const uint32_t lows[8] = {0, 1, 0x7ff, 0x800, 0x801, 0xfff, 0x1000, 0x1fff};
+    size_t n = (size_t)1 << 22;
+    float *in = malloc(n * sizeof *in);
+    uint16_t *out = malloc(n * sizeof *out);
+    uint64_t bad = 0, nan_cases = 0;
+    uint32_t seed = 1;
+    ck_assert(in && out);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t low = lows[i & 7];
+        if ((i & 7) == 7) { seed = seed * 1664525u + 1013904223u; low = seed & 0x1fff; }
+        in[i] = adm_f32_from_bits((uint32_t)((i >> 3) << 13) | low);
+    }
+    ck_assert_msg(adm_cuda_convert_f32(v->dt, v->mode, v->flags, in, out, n) == ADM_OK, "%s", adm_error_message());
+    for (size_t i = 0; i < n; i++) {
+        int skip;
+        uint16_t c = cpu_convert(v->dt, v->mode, v->flags, in[i], &skip);
+        if (skip) {
+            if (nan_cases++ == 0)
+                printf("%s: NaN input 0x%08x -> gpu 0x%02x (the format has no NaN)\n", adm_dtype_name(v->dt),
+                       adm_f32_bits(in[i]), out[i]);
+            continue;
+        }
+        if (!same(v->dt, c, out[i]) && bad++ < 8)
+            fprintf(stderr, "%s flags %u: fp32 0x%08x (%a) -> cpu 0x%02x, gpu 0x%02x\n", adm_dtype_name(v->dt),
+                    v->flags, adm_f32_bits(in[i]), in[i], c, out[i]);
+    }
+    printf("%s flags %u: %zu inputs, %llu mismatches\n", adm_dtype_name(v->dt), v->flags, n,
+           (unsigned long long)bad);
+    free(in);
+    free(out);
+    ck_assert_msg(bad == 0, "%llu mismatches", (unsigned long long)bad);
+}
+END_TEST
+
+int main(void)
+{
+    int count = 0, failed;
+    char name[256];
+    int major, minor;
+    Suite *s;
+    TCase *tc;
+    SRunner *sr;
+    if (adm_cuda_device_count(&count) != ADM_OK) {
+        printf("check_cuda: skipped: %s\n", adm_error_message());
+        return SKIP;
+    }
+    adm_cuda_device_name(name, sizeof name, &major, &minor);
+    printf("check_cuda: %s (sm_%d%d)\n", name, major, minor);
+    s = suite_create("cuda");
+    tc = tcase_create("Formats");
+    tcase_set_timeout(tc, 1200);
+    tcase_add_loop_test(tc, test_full_sweep, 0, (int)(sizeof full_sweep / sizeof full_sweep[0]));
+    tcase_add_loop_test(tc, test_sampled, 0, (int)(sizeof sampled / sizeof sampled[0]));
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
