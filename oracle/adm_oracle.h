@@ -68,6 +68,62 @@ adm_status adm_op_params_parse(const adm_op *op, const char *json, adm_op_params
 adm_status adm_op_output_shape(const adm_op *op, const adm_op_params *p,
                                const adm_op_shapes *in, int *ndim, int64_t *shape);
 
+/* ------------------------------------------------------------------ */
+/* Evaluation                                                           */
+/* ------------------------------------------------------------------ */
+
+/* The oracle evaluates an op's exact math on the (already rounded) inputs
+ * in fp64 and returns, for every element, a certified bound
+ *     |value - exact| <= bound,
+ * each step of the bound rounded upward so it stays a bound. Elements whose
+ * bound is not sharp enough for the scale the caller must resolve are
+ * recomputed with MPFR. The bounds and their derivations are written at
+ * each op in the oracle sources; tests check them against MPFR at >= 200 bits. */
+
+typedef struct adm_oracle adm_oracle;
+
+typedef struct adm_oracle_config {
+    /* The error scale the oracle must resolve: the harness passes the
+     * reference path's RMS error. 0: no refinement. */
+    double resolve_scale;
+    /* Elements whose bound exceeds sharpness * resolve_scale are
+     * recomputed with MPFR (default 1e-3). */
+    double sharpness;
+    int mpfr_bits;      /* precision of the MPFR evaluator (default 256, at least 64) */
+    int threads;        /* CPU threads for the fp64 passes (0: all cores) */
+    int use_gpu;        /* evaluate on the GPU where built and available */
+} adm_oracle_config;
+
+void adm_oracle_config_default(adm_oracle_config *cfg);
+
+typedef struct adm_oracle_result {
+    adm_tensor value;        /* fp64, the op's output shape */
+    adm_tensor bound;        /* fp64, same shape: |value - exact| <= bound */
+    int64_t mpfr_refined;    /* elements recomputed with MPFR */
+    double max_bound;        /* over finite values */
+    int certified;           /* 0 when the value is a user's evaluation */
+    int on_gpu;              /* the fp64 pass ran on the GPU */
+} adm_oracle_result;
+
+adm_status adm_oracle_create(const adm_oracle_config *cfg, adm_oracle **out);
+void adm_oracle_free(adm_oracle *o);
+
+/* inputs[] is aligned with the op's input list; NULL for an absent
+ * optional input. Inputs may be strided views of any admit dtype; operands
+ * of products must have at most 24 significant bits (fp32 or narrower), so
+ * that every product is exact in fp64. */
+adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                           const adm_tensor *const *inputs, adm_oracle_result *out);
+void adm_oracle_result_free(adm_oracle_result *r);
+
+/* The MPFR evaluator: element `index` (row-major in the output) of the op
+ * at `bits` of precision, rounded to the nearest double in *value, with
+ * *err bounding |*value - exact| (the final rounding included). Slow: for
+ * refinement, and for proving the fp64 bounds. */
+adm_status adm_oracle_eval_mpfr(const adm_op *op, const adm_op_params *p,
+                                const adm_tensor *const *inputs, int64_t index, int bits,
+                                double *value, double *err);
+
 #ifdef __cplusplus
 }
 #endif

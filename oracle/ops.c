@@ -1,5 +1,5 @@
 /* The op catalog: names, parameters, inputs and shape rules. */
-#include "adm_oracle.h"
+#include "oracle_internal.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -287,6 +287,8 @@ static const adm_op catalog[] = {
     {"quantize", P_SCHEME, P_SCHEME, 0, 1, {"x"}, 0, shape_quantize},
 };
 #define N_OPS ((int)(sizeof catalog / sizeof catalog[0]))
+
+adm_op_id adm_op_id_of(const adm_op *op) { return (adm_op_id)(op - catalog); }
 
 const adm_op *adm_op_find(const char *name)
 {

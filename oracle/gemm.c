@@ -1,0 +1,136 @@
+/* matmul, linear, linear+gelu: fp64 GEMM through OpenBLAS DGEMM with the
+ * accumulation bound in Cauchy-Schwarz form.
+ *
+ * Every product x_ik w_jk of fp32-or-narrower operands is exact in fp64
+ * (24 + 24 <= 53 significant bits), so DGEMM's only errors are its K - 1
+ * additions (in any order, with or without FMA):
+ *     |S^ - S| <= gamma_K sum_k |x_ik w_jk| <= gamma_K ||x_i||_2 ||w_j||_2.
+ * The norms cost O((M + N) K), so the bound adds almost nothing to the
+ * GEMM. A norm computed in fp64 is below the exact one by at most a factor
+ * (1 + gamma_K) on the square (positive terms) and u on the root; each is
+ * inflated by that before use. The bias adds one rounding (u |v^|); GELU
+ * adds its own bound at v^ plus its Lipschitz constant times v's bound.
+ *
+ * Memory beyond the inputs and the result: x in fp64 (M K doubles) and w
+ * in tiles of at most 64 MiB, so FLUX.1's MLP (4096 x 3072 by 12288 x 3072)
+ * needs 164 MiB extra. */
+#include "oracle_internal.h"
+
+#include <cblas.h>
+#include <stdlib.h>
+
+#define TILE_BYTES ((int64_t)64 << 20)
+
+/* ||row||_2 of each of n rows of length K, rounded so as to be >= exact. */
+static void row_norms(const double *rows, int64_t n, int64_t K, double *out, int threads)
+{
+    double inflate = 1.0 + 2.0 * adm_gamma((double)K);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t r = 0; r < n; r++) {
+        const double *p = rows + r * K;
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) s += p[k] * p[k];
+        out[r] = adm_up(sqrt(s * inflate));
+    }
+}
+
+adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
+{
+    adm_op_id id = adm_op_id_of(c->op);
+    const adm_tensor *x = c->in[0], *w = c->in[1], *bias = id == OP_MATMUL ? NULL : c->in[2];
+    adm_tensor wt; /* w as [N, K] */
+    int64_t K = x->shape[x->ndim - 1], M, N, NT;
+    double *xd = NULL, *nx = NULL, *wd = NULL, *nw = NULL, *bd = NULL, gk;
+    adm_status st = ADM_OK;
+
+    ADM_TRY(adm_o_need_narrow(x, adm_op_name(c->op), adm_op_input_name(c->op, 0)));
+    ADM_TRY(adm_o_need_narrow(w, adm_op_name(c->op), adm_op_input_name(c->op, 1)));
+    if (id == OP_MATMUL) ADM_TRY(adm_tensor_transpose(w, 0, 1, &wt));
+    else wt = *w;
+    N = wt.shape[0];
+    M = N > 0 ? c->numel / N : 0;
+    gk = adm_gamma((double)(K > 0 ? K : 1));
+    NT = K > 0 ? TILE_BYTES / (8 * K) : N;
+    if (NT < 1) NT = 1;
+    if (NT > N) NT = N;
+    xd = malloc(sizeof *xd * (size_t)(M * K + 1));
+    nx = malloc(sizeof *nx * (size_t)(M + 1));
+    wd = malloc(sizeof *wd * (size_t)(NT * K + 1));
+    nw = malloc(sizeof *nw * (size_t)(NT + 1));
+    bd = malloc(sizeof *bd * (size_t)(N + 1));
+    if (!xd || !nx || !wd || !nw || !bd) {
+        st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
+        goto done;
+    }
+    adm_o_rows(x, K, 0, M, xd);
+    row_norms(xd, M, K, nx, c->threads);
+    for (int64_t j = 0; j < N; j++) bd[j] = bias ? adm_tensor_get(bias, j) : 0.0;
+    for (int64_t n0 = 0; n0 < N; n0 += NT) {
+        int64_t nt = N - n0 < NT ? N - n0 : NT;
+        adm_o_rows(&wt, K, n0, n0 + nt, wd);
+        row_norms(wd, nt, K, nw, c->threads);
+        if (M > 0 && K > 0)
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)nt, (int)K, 1.0, xd, (int)K, wd,
+                        (int)K, 0.0, val + n0, (int)N);
+#pragma omp parallel for num_threads(c->threads) schedule(static)
+        for (int64_t i = 0; i < M; i++) {
+            for (int64_t j = n0; j < n0 + nt; j++) {
+                double v = K > 0 ? val[i * N + j] : 0.0, b = gk * nx[i] * nw[j - n0], e;
+                if (bias) {
+                    v += bd[j];
+                    b += ADM_U * fabs(v);
+                }
+                if (id == OP_LINEAR_GELU) {
+                    double g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
+                    b = e + ADM_GELU_LIPSCHITZ * b;
+                    v = g;
+                }
+                val[i * N + j] = v;
+                bnd[i * N + j] = adm_up(b + ADM_TINY);
+            }
+        }
+    }
+done:
+    free(xd);
+    free(nx);
+    free(wd);
+    free(nw);
+    free(bd);
+    return st;
+}
+
+/* For the elements where the Cauchy-Schwarz form is too blunt: the value
+ * recomputed in k order (its bound holds for any order) and the sharper
+ * bound gamma_K sum_k |x_ik w_jk|, in O(K). */
+adm_status adm_o_gemm_tighten(const adm_o_ctx *c, int64_t index, double *value, double *bound)
+{
+    adm_op_id id = adm_op_id_of(c->op);
+    const adm_tensor *x = c->in[0], *w = c->in[1];
+    adm_tensor wt;
+    int64_t K = x->shape[x->ndim - 1], N, i, j;
+    double s = 0, v = 0, b, gk = adm_gamma((double)(K > 0 ? K : 1));
+    if (id == OP_MATMUL) ADM_TRY(adm_tensor_transpose(w, 0, 1, &wt));
+    else wt = *w;
+    N = wt.shape[0];
+    i = index / N;
+    j = index % N;
+    for (int64_t k = 0; k < K; k++) {
+        double p = adm_tensor_get(x, i * K + k) * adm_tensor_get(&wt, j * K + k);
+        s += fabs(p);
+        v += p;
+    }
+    /* s is below the exact sum of |p| by at most a factor 1 + gamma_K */
+    b = gk * s * (1.0 + 2.0 * gk);
+    if (id != OP_MATMUL && c->in[2]) {
+        v += adm_tensor_get(c->in[2], j);
+        b += ADM_U * fabs(v);
+    }
+    if (id == OP_LINEAR_GELU) {
+        double e, g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
+        b = e + ADM_GELU_LIPSCHITZ * b;
+        v = g;
+    }
+    *value = v;
+    *bound = adm_up(b + ADM_TINY);
+    return ADM_OK;
+}

@@ -1,0 +1,211 @@
+/* The oracle: dispatch, the sharpness refinement, results. */
+#include "oracle_internal.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+struct adm_oracle {
+    adm_oracle_config cfg;
+};
+
+void adm_oracle_config_default(adm_oracle_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->sharpness = 1e-3;
+    cfg->mpfr_bits = 256;
+}
+
+adm_status adm_oracle_create(const adm_oracle_config *cfg, adm_oracle **out)
+{
+    adm_oracle *o;
+    adm_oracle_config d;
+    if (!cfg) { adm_oracle_config_default(&d); cfg = &d; }
+    if (!(cfg->resolve_scale >= 0) || !(cfg->sharpness > 0) || cfg->mpfr_bits < 64 || cfg->mpfr_bits > 65536 ||
+        cfg->threads < 0)
+        return ADM_FAIL(ADM_ERR_INVALID, "oracle: bad configuration (resolve_scale %g, sharpness %g, mpfr_bits %d, "
+                        "threads %d)", cfg->resolve_scale, cfg->sharpness, cfg->mpfr_bits, cfg->threads);
+    o = calloc(1, sizeof *o);
+    if (!o) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    o->cfg = *cfg;
+    if (o->cfg.threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        o->cfg.threads = n > 0 ? (int)n : 1;
+    }
+    *out = o;
+    return ADM_OK;
+}
+
+void adm_oracle_free(adm_oracle *o) { free(o); }
+
+void adm_oracle_result_free(adm_oracle_result *r)
+{
+    if (!r) return;
+    adm_tensor_free(&r->value);
+    adm_tensor_free(&r->bound);
+    memset(r, 0, sizeof *r);
+}
+
+void adm_o_rows(const adm_tensor *t, int64_t K, int64_t r0, int64_t r1, double *out)
+{
+    if (adm_tensor_is_contiguous(t)) {
+        int64_t n = (r1 - r0) * K, base = t->offset + r0 * K;
+        switch (t->dtype) {
+        case ADM_BF16: {
+            const uint16_t *p = (const uint16_t *)t->data + base;
+            for (int64_t i = 0; i < n; i++) out[i] = adm_bf16_to_f32(p[i]);
+            return;
+        }
+        case ADM_FP16: {
+            const uint16_t *p = (const uint16_t *)t->data + base;
+            for (int64_t i = 0; i < n; i++) out[i] = adm_fp16_to_f32(p[i]);
+            return;
+        }
+        case ADM_FP32: {
+            const float *p = (const float *)t->data + base;
+            for (int64_t i = 0; i < n; i++) out[i] = p[i];
+            return;
+        }
+        default: break;
+        }
+    }
+    for (int64_t r = r0; r < r1; r++)
+        for (int64_t k = 0; k < K; k++) out[(r - r0) * K + k] = adm_tensor_get(t, r * K + k);
+}
+
+adm_status adm_o_need_narrow(const adm_tensor *t, const char *op, const char *name)
+{
+    if (adm_format_get(t->dtype)->man_bits <= 23) return ADM_OK;
+    return ADM_FAIL(ADM_ERR_DTYPE, "oracle %s: input '%s' is %s; operands of products must be fp32 or narrower "
+                    "(24 significant bits), so that every product is exact in fp64", op, name,
+                    adm_dtype_name(t->dtype));
+}
+
+static adm_status eval_dispatch(const adm_o_ctx *c, double *val, double *bnd)
+{
+    switch (adm_op_id_of(c->op)) {
+    case OP_RELU: case OP_SCALE: case OP_GELU: case OP_SILU: case OP_SWIGLU: case OP_GATED_RESIDUAL:
+        return adm_o_eval_elementwise(c, val, bnd);
+    case OP_MATMUL: case OP_LINEAR: case OP_LINEAR_GELU: return adm_o_eval_gemm(c, val, bnd);
+    case OP_ROW_SUM: case OP_MEAN_SQ: case OP_SOFTMAX: return adm_o_eval_reduce(c, val, bnd);
+    case OP_RMSNORM: case OP_LAYERNORM: case OP_GROUPNORM: return adm_o_eval_norm(c, val, bnd);
+    case OP_ATTENTION: case OP_LINEAR_ATTENTION: return adm_o_eval_attention(c, val, bnd);
+    case OP_QUANTIZE: return adm_o_eval_quantize(c, val, bnd);
+    }
+    return ADM_FAIL(ADM_ERR_INTERNAL, "oracle: no evaluator for op '%s'", adm_op_name(c->op));
+}
+
+/* The op's output shape from the inputs, as the validator computes it. */
+static adm_status out_shape(const adm_op *op, const adm_op_params *p, const adm_tensor *const *in, int *ndim,
+                            int64_t *shape)
+{
+    adm_op_shapes s;
+    memset(&s, 0, sizeof s);
+    for (int i = 0; i < adm_op_input_count(op); i++) {
+        if (!in[i]) continue;
+        s.present[i] = 1;
+        s.ndim[i] = in[i]->ndim;
+        memcpy(s.shape[i], in[i]->shape, sizeof(int64_t) * (size_t)in[i]->ndim);
+    }
+    return adm_op_output_shape(op, p, &s, ndim, shape);
+}
+
+/* One element with MPFR: the value rounded to double, and a bound on its
+ * distance to the exact value: |v - y| (computed upward at the working
+ * precision) plus MPFR's own 2^(16 - prec) |y|. */
+static adm_status refine_mpfr(const adm_o_ctx *c, int64_t i, int bits, double *value, double *bound)
+{
+    mpfr_t y, d;
+    double v, b;
+    mpfr_init2(y, bits);
+    mpfr_init2(d, bits + 8);
+    ADM_TRY(adm_o_mpfr_element(c, i, y));
+    v = mpfr_get_d(y, MPFR_RNDN);
+    mpfr_sub_d(d, y, v, MPFR_RNDA);
+    mpfr_abs(d, d, MPFR_RNDU);
+    b = mpfr_get_d(d, MPFR_RNDU);
+    mpfr_abs(d, y, MPFR_RNDU);
+    mpfr_mul_2si(d, d, 16 - bits, MPFR_RNDU);
+    b += mpfr_get_d(d, MPFR_RNDU) + ADM_TINY;
+    mpfr_clear(y);
+    mpfr_clear(d);
+    *value = v;
+    *bound = adm_up(b);
+    return ADM_OK;
+}
+
+adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                           const adm_tensor *const *inputs, adm_oracle_result *out)
+{
+    adm_o_ctx c;
+    int ndim = 0;
+    int64_t shape[ADM_MAX_DIMS], n;
+    adm_oracle_result r;
+    adm_status st;
+    double *val, *bnd, thr;
+    adm_op_id id;
+    memset(&r, 0, sizeof r);
+    memset(out, 0, sizeof *out);
+    if (!op) return ADM_FAIL(ADM_ERR_INVALID, "oracle: no op");
+    ADM_TRY(out_shape(op, p, inputs, &ndim, shape));
+    ADM_TRY(adm_tensor_alloc(&r.value, ADM_FP64, ndim, shape));
+    if ((st = adm_tensor_alloc(&r.bound, ADM_FP64, ndim, shape)) != ADM_OK) {
+        adm_tensor_free(&r.value);
+        return st;
+    }
+    n = adm_tensor_numel(&r.value);
+    val = r.value.data;
+    bnd = r.bound.data;
+    c.op = op;
+    c.p = p;
+    c.in = inputs;
+    c.ndim = ndim;
+    c.shape = r.value.shape;
+    c.numel = n;
+    c.threads = o->cfg.threads;
+    if ((st = eval_dispatch(&c, val, bnd)) != ADM_OK) goto fail;
+    r.certified = 1;
+    id = adm_op_id_of(op);
+    thr = o->cfg.sharpness * o->cfg.resolve_scale;
+    if (thr > 0) {
+        for (int64_t i = 0; i < n; i++) {
+            if (!isfinite(val[i]) || bnd[i] <= thr) continue;
+            if (id == OP_MATMUL || id == OP_LINEAR || id == OP_LINEAR_GELU) {
+                if ((st = adm_o_gemm_tighten(&c, i, &val[i], &bnd[i])) != ADM_OK) goto fail;
+                if (bnd[i] <= thr) continue;
+            }
+            if ((st = refine_mpfr(&c, i, o->cfg.mpfr_bits, &val[i], &bnd[i])) != ADM_OK) goto fail;
+            r.mpfr_refined++;
+            if (bnd[i] > thr) {
+                st = ADM_FAIL(ADM_ERR_RANGE, "oracle %s: element %lld = %g cannot be resolved to %g even with "
+                              "MPFR (fp64 holds it only to %g)", adm_op_name(op), (long long)i, val[i], thr, bnd[i]);
+                goto fail;
+            }
+        }
+    }
+    r.max_bound = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(val[i]) && bnd[i] > r.max_bound) r.max_bound = bnd[i];
+    *out = r;
+    return ADM_OK;
+fail:
+    adm_oracle_result_free(&r);
+    return st;
+}
+
+adm_status adm_oracle_eval_mpfr(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                                int64_t index, int bits, double *value, double *err)
+{
+    adm_o_ctx c;
+    int ndim = 0;
+    int64_t shape[ADM_MAX_DIMS];
+    if (bits < 64) return ADM_FAIL(ADM_ERR_INVALID, "oracle: MPFR precision %d is below 64 bits", bits);
+    ADM_TRY(out_shape(op, p, inputs, &ndim, shape));
+    c.op = op;
+    c.p = p;
+    c.in = inputs;
+    c.ndim = ndim;
+    c.shape = shape;
+    ADM_TRY(adm_shape_numel(ndim, shape, &c.numel));
+    c.threads = 1;
+    return refine_mpfr(&c, index, bits, value, err);
+}

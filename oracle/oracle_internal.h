@@ -1,0 +1,91 @@
+/* Internal to the oracle: op identities, error-analysis constants, and the
+ * per-op evaluators. */
+#ifndef ADM_ORACLE_INTERNAL_H
+#define ADM_ORACLE_INTERNAL_H
+
+#include "adm_oracle.h"
+
+#include <math.h>
+#include <mpfr.h>
+
+typedef enum adm_op_id {
+    OP_ROW_SUM, OP_MEAN_SQ, OP_MATMUL, OP_LINEAR, OP_SCALE, OP_RELU, OP_GELU, OP_SILU,
+    OP_SWIGLU, OP_LINEAR_GELU, OP_GATED_RESIDUAL, OP_RMSNORM, OP_LAYERNORM, OP_GROUPNORM,
+    OP_SOFTMAX, OP_ATTENTION, OP_LINEAR_ATTENTION, OP_QUANTIZE
+} adm_op_id;
+
+adm_op_id adm_op_id_of(const adm_op *op);
+
+/* The unit roundoff of fp64 (round to nearest). */
+#define ADM_U 0x1p-53
+
+/* Error of the C library's functions, in units of ADM_U (relative), for
+ * finite results above the subnormal range. glibc documents at most 1 ulp
+ * for exp and 5 for erfc on x86_64; these constants keep a margin, and the
+ * tests measure the functions against MPFR over every bf16 and fp16 input
+ * and random doubles (tests/check_oracle.c, case Elementwise). */
+#define ADM_LIBM_EXP_U 4.0
+#define ADM_LIBM_ERFC_U 16.0
+
+/* Absolute error allowed for every result near the subnormal range: a few
+ * subnormal quanta, covering underflow in any of the evaluation's steps. */
+#define ADM_TINY 0x1p-1068
+
+/* gamma_n = n u / (1 - n u): the relative error bound of n roundings. */
+static inline double adm_gamma(double n) { return n * ADM_U / (1.0 - n * ADM_U); }
+
+/* Every bound is an expression of nonnegative doubles with at most seven
+ * roundings, each at most a factor (1 + u); one factor (1 + 2^-50) > (1+u)^7
+ * makes the computed bound an upper bound of the exact expression. */
+static inline double adm_up(double b) { return b * (1.0 + 0x1p-50); }
+
+/* Scalar functions of the catalog in fp64, each returning the value and
+ * in *err a bound on |value - f(x)| for the exact real f at the double x. */
+double adm_o_gelu_tanh(double x, double *err);
+double adm_o_gelu_erf(double x, double *err);
+double adm_o_silu(double x, double *err);
+/* sup |f'| over the reals, for propagating an input's error through f. */
+#define ADM_GELU_LIPSCHITZ 1.15
+#define ADM_SILU_LIPSCHITZ 1.11
+
+/* MPFR counterparts at the precision of y. */
+void adm_o_gelu_tanh_mpfr(mpfr_t y, const mpfr_t x);
+void adm_o_gelu_erf_mpfr(mpfr_t y, const mpfr_t x);
+void adm_o_silu_mpfr(mpfr_t y, const mpfr_t x);
+
+/* Reduction geometry: output element o of a reduction over `axis` reads
+ * elements outer*n*inner + j*inner + in for j < n. */
+typedef struct adm_axis_geom { int64_t outer, n, inner; } adm_axis_geom;
+adm_axis_geom adm_o_axis_geom(const adm_tensor *x, int axis);
+int adm_o_norm_axis(int axis, int ndim);
+
+/* Rows r0..r1-1 of t seen as [R, K] (leading dims flattened), exactly. */
+void adm_o_rows(const adm_tensor *t, int64_t K, int64_t r0, int64_t r1, double *out);
+/* Products of these inputs must be exact in fp64. */
+adm_status adm_o_need_narrow(const adm_tensor *t, const char *op, const char *name);
+
+/* Per-op fp64 evaluators: val and bnd are dense row-major outputs. */
+typedef struct adm_o_ctx {
+    const adm_op *op;
+    const adm_op_params *p;
+    const adm_tensor *const *in;
+    int ndim;
+    const int64_t *shape;
+    int64_t numel;
+    int threads;
+} adm_o_ctx;
+
+adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd);
+adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd);
+adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd);
+adm_status adm_o_eval_norm(const adm_o_ctx *c, double *val, double *bnd);
+adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd);
+adm_status adm_o_eval_quantize(const adm_o_ctx *c, double *val, double *bnd);
+
+adm_status adm_o_gemm_tighten(const adm_o_ctx *c, int64_t index, double *value, double *bound);
+
+/* MPFR evaluation of output element `index` at the precision of y; the
+ * result is within 2^(16 - prec) relative (plus ADM_TINY) of the exact. */
+adm_status adm_o_mpfr_element(const adm_o_ctx *c, int64_t index, mpfr_t y);
+
+#endif
