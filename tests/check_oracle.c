@@ -1,5 +1,6 @@
 /* oracle: the op catalog's parameters and shape rules. */
 #include "adm_oracle.h"
+#include "adm_capture.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -143,6 +144,353 @@ START_TEST(test_catalog)
 }
 END_TEST
 
+/* ------------------------------------------------------------ evaluation against MPFR */
+
+#include <mpfr.h>
+
+double adm_o_gelu_tanh(double x, double *err);
+double adm_o_gelu_erf(double x, double *err);
+double adm_o_silu(double x, double *err);
+void adm_o_gelu_tanh_mpfr(mpfr_t y, const mpfr_t x);
+void adm_o_gelu_erf_mpfr(mpfr_t y, const mpfr_t x);
+void adm_o_silu_mpfr(mpfr_t y, const mpfr_t x);
+
+typedef double (*scalar_fn)(double, double *);
+typedef void (*scalar_mp)(mpfr_t, const mpfr_t);
+static const struct { const char *name; scalar_fn f; scalar_mp m; } scalars[] = {
+    {"gelu_tanh", adm_o_gelu_tanh, adm_o_gelu_tanh_mpfr},
+    {"gelu_erf", adm_o_gelu_erf, adm_o_gelu_erf_mpfr},
+    {"silu", adm_o_silu, adm_o_silu_mpfr},
+};
+
+/* |f(x) - exact| <= err, exact from MPFR at 256 bits; returns the ratio
+ * |error| / err (0 when exact), and fails the test past 1. */
+static double check_scalar(int fi, double x, mpfr_t mx, mpfr_t my, mpfr_t d)
+{
+    double err, v = scalars[fi].f(x, &err), ratio;
+    mpfr_set_d(mx, x, MPFR_RNDN);
+    scalars[fi].m(my, mx);
+    if (isnan(v)) {
+        ck_assert_msg(isnan(x), "%s(%a) is NaN", scalars[fi].name, x);
+        return 0;
+    }
+    if (mpfr_inf_p(my)) {
+        ck_assert_msg(isinf(v) && (v > 0) == (mpfr_sgn(my) > 0), "%s(%a) = %a, exact infinite", scalars[fi].name, x, v);
+        return 0;
+    }
+    mpfr_sub_d(d, my, v, MPFR_RNDN);
+    mpfr_abs(d, d, MPFR_RNDN);
+    ratio = err > 0 ? mpfr_get_d(d, MPFR_RNDU) / err : (mpfr_zero_p(d) ? 0 : INFINITY);
+    ck_assert_msg(ratio <= 1.0, "%s(%a) = %a: error %g above its bound %g", scalars[fi].name, x, v,
+                  mpfr_get_d(d, MPFR_RNDU), err);
+    return ratio;
+}
+
+START_TEST(test_scalar_exhaustive)
+{
+    mpfr_t mx, my, d;
+    double worst[2] = {0, 0};
+    mpfr_inits2(256, mx, my, d, (mpfr_ptr)0);
+    for (uint32_t b = 0; b < 65536; b++) {
+        worst[0] = fmax(worst[0], check_scalar(_i, adm_bf16_to_f32((uint16_t)b), mx, my, d));
+        worst[1] = fmax(worst[1], check_scalar(_i, adm_fp16_to_f32((uint16_t)b), mx, my, d));
+    }
+    printf("%s: all bf16 inputs, worst error/bound %.3g; all fp16 inputs, %.3g\n", scalars[_i].name, worst[0],
+           worst[1]);
+    mpfr_clears(mx, my, d, (mpfr_ptr)0);
+}
+END_TEST
+
+static uint64_t rng(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+START_TEST(test_scalar_random)
+{
+    mpfr_t mx, my, d;
+    uint64_t s = 88172645463325252ull + (uint64_t)_i;
+    double worst = 0;
+    mpfr_inits2(256, mx, my, d, (mpfr_ptr)0);
+    for (int i = 0; i < 100000; i++) {
+        uint64_t r = rng(&s);
+        /* random fp32 patterns, and random doubles in the range that matters */
+        double x = (i & 1) ? (double)adm_f32_from_bits((uint32_t)r)
+                           : ldexp((double)(r >> 11) * 0x1p-53 * 2.0 - 1.0, (int)(rng(&s) % 24) - 12);
+        worst = fmax(worst, check_scalar(_i, x, mx, my, d));
+    }
+    printf("%s: 100000 random fp32/fp64 inputs, worst error/bound %.3g\n", scalars[_i].name, worst);
+    mpfr_clears(mx, my, d, (mpfr_ptr)0);
+}
+END_TEST
+
+/* ------------------------------------------------------------ whole ops */
+
+typedef struct op_case {
+    const char *name;
+    const char *op, *params;
+    int n;
+    int ndim[5];
+    int64_t shape[5][4];
+    adm_dtype dt[5];
+    int adversarial;
+} op_case;
+
+static const op_case op_cases[] = {
+    {"linear", "linear", "{}", 3, {2, 2, 1}, {{12, 40}, {7, 40}, {7}}, {ADM_BF16, ADM_BF16, ADM_BF16}, 0},
+    {"linear cancel", "linear", "{}", 3, {2, 2, 1}, {{12, 40}, {7, 40}, {7}}, {ADM_BF16, ADM_BF16, ADM_FP32}, 1},
+    {"linear fp32", "linear", "{}", 2, {2, 2}, {{9, 33}, {5, 33}}, {ADM_FP32, ADM_FP32}, 2},
+    {"matmul", "matmul", "{}", 2, {2, 2}, {{6, 24}, {24, 5}}, {ADM_FP16, ADM_FP16}, 0},
+    {"linear+gelu tanh", "linear+gelu", "{\"approximate\":\"tanh\"}", 3, {2, 2, 1}, {{10, 48}, {9, 48}, {9}},
+     {ADM_BF16, ADM_BF16, ADM_BF16}, 0},
+    {"linear+gelu erf cancel", "linear+gelu", "{\"approximate\":\"none\"}", 3, {2, 2, 1}, {{10, 48}, {9, 48}, {9}},
+     {ADM_BF16, ADM_BF16, ADM_BF16}, 1},
+    {"gelu tanh", "gelu", "{\"approximate\":\"tanh\"}", 1, {2}, {{16, 32}}, {ADM_BF16}, 2},
+    {"silu", "silu", "{}", 1, {2}, {{16, 32}}, {ADM_FP16}, 2},
+    {"relu", "relu", "{}", 1, {1}, {{64}}, {ADM_BF16}, 0},
+    {"scale", "scale", "{\"factor\":0.1}", 1, {2}, {{8, 8}}, {ADM_FP32}, 0},
+    {"swiglu", "swiglu", "{}", 2, {2, 2}, {{8, 16}, {8, 16}}, {ADM_BF16, ADM_BF16}, 0},
+    {"gated_residual token", "gated_residual", "{}", 3, {2, 2, 2}, {{8, 16}, {8, 1}, {8, 16}},
+     {ADM_BF16, ADM_BF16, ADM_BF16}, 1},
+    {"gated_residual channel", "gated_residual", "{}", 3, {2, 1, 2}, {{8, 16}, {16}, {8, 16}},
+     {ADM_BF16, ADM_FP32, ADM_BF16}, 0},
+    {"row_sum", "row_sum", "{\"axis\":1}", 1, {2}, {{6, 50}}, {ADM_BF16}, 1},
+    {"row_sum axis0", "row_sum", "{\"axis\":0}", 1, {3}, {{7, 3, 4}}, {ADM_FP32}, 0},
+    {"mean_sq", "mean_sq", "{}", 1, {2}, {{6, 50}}, {ADM_BF16}, 2},
+    {"softmax", "softmax", "{}", 1, {2}, {{6, 40}}, {ADM_BF16}, 2},
+    {"softmax axis0", "softmax", "{\"axis\":0}", 1, {2}, {{9, 5}}, {ADM_FP32}, 0},
+    {"rmsnorm", "rmsnorm", "{\"eps\":1e-6}", 2, {2, 1}, {{6, 64}, {64}}, {ADM_BF16, ADM_BF16}, 2},
+    {"layernorm", "layernorm", "{}", 3, {2, 1, 1}, {{6, 64}, {64}, {64}}, {ADM_BF16, ADM_BF16, ADM_BF16}, 1},
+    {"layernorm modulate", "layernorm", "{\"modulate\":true,\"eps\":1e-6}", 5, {2, 0, 0, 2, 2},
+     {{6, 32}, {0}, {0}, {1, 32}, {6, 32}}, {ADM_BF16, 0, 0, ADM_BF16, ADM_FP32}, 0},
+    {"groupnorm silu", "groupnorm", "{\"groups\":4,\"silu\":true}", 3, {3, 1, 1}, {{2, 8, 12}, {8}, {8}},
+     {ADM_BF16, ADM_BF16, ADM_BF16}, 0},
+    {"groupnorm channels_last", "groupnorm", "{\"groups\":2,\"channels_last\":true}", 1, {3}, {{2, 12, 8}},
+     {ADM_FP32}, 1},
+    {"attention", "attention", "{}", 3, {3, 3, 3}, {{2, 5, 16}, {2, 7, 16}, {2, 7, 8}}, {ADM_BF16, ADM_BF16, ADM_BF16}, 0},
+    {"attention causal", "attention", "{\"causal\":true}", 3, {2, 2, 2}, {{6, 16}, {6, 16}, {6, 4}},
+     {ADM_BF16, ADM_BF16, ADM_BF16}, 2},
+    {"linear_attention", "linear_attention", "{}", 3, {3, 3, 3}, {{2, 5, 8}, {2, 9, 8}, {2, 9, 6}},
+     {ADM_BF16, ADM_BF16, ADM_BF16}, 0},
+    {"quantize fp8 tensor", "quantize", "{\"scheme\":\"fp8_e4m3_tensor\"}", 1, {2}, {{8, 32}}, {ADM_BF16}, 2},
+    {"quantize fp8 row", "quantize", "{\"scheme\":\"fp8_e4m3_row\"}", 1, {2}, {{8, 32}}, {ADM_FP32}, 0},
+    {"quantize nvfp4", "quantize", "{\"scheme\":\"nvfp4\"}", 1, {2}, {{8, 64}}, {ADM_BF16}, 2},
+};
+
+/* Inputs: DiT-like (a few outlier channels) for kind 0; built to cancel
+ * (pairs +a, -a, a few tiny survivors) for 1; huge and tiny values
+ * together with subnormal-range results for 2. */
+static void make_input(const op_case *c, int i, adm_tensor *t, uint64_t seed)
+{
+    int64_t n;
+    double *v;
+    uint64_t s = seed * 2654435761u + (uint64_t)i + 1;
+    ck_assert_int_eq(adm_shape_numel(c->ndim[i], c->shape[i], &n), ADM_OK);
+    v = malloc(sizeof *v * (size_t)(n + 1));
+    for (int64_t k = 0; k < n; k++) {
+        double g = ((double)(rng(&s) >> 11) * 0x1p-53 - 0.5) * 3.46;
+        if (k % 13 == 5) g *= 8; /* outliers */
+        v[k] = g;
+        if (c->adversarial == 1) {
+            /* x pairs (a, -a) against w pairs (b, b): products cancel */
+            if (k % 2 == 1) v[k] = i == 1 ? v[k - 1] : -v[k - 1];
+            if (k % 17 == 3) v[k] = g * 0x1p-20;
+        } else if (c->adversarial == 2) {
+            int e = (int)(rng(&s) % 40) - 20;
+            if (k % 7 == 0) e += 60;
+            if (k % 11 == 0) e -= 70;
+            v[k] = ldexp(g, e);
+            if (!strcmp(c->op, "gelu") || !strcmp(c->op, "silu")) v[k] = g * 12 - 30; /* down to -36: tiny results */
+            if (!strcmp(c->op, "softmax") || !strcmp(c->op, "attention")) v[k] = g * (k % 3 ? 40 : 1);
+            if (!strcmp(c->op, "quantize")) v[k] = ldexp(g, (int)(rng(&s) % 16) - 8);
+        }
+    }
+    ck_assert_int_eq(adm_tensor_from_f64(t, c->dt[i], c->ndim[i], c->shape[i], v, ADM_RNE, ADM_CVT_SATFINITE),
+                     ADM_OK);
+    free(v);
+}
+
+/* Elements where |value - exact| > scale * bound, exact from MPFR at 256
+ * bits (its own error added to the allowance). */
+static int64_t violations(const adm_op *op, const adm_op_params *p, const adm_tensor *const *in,
+                          const adm_oracle_result *r, double scale, double *worst)
+{
+    int64_t n = adm_tensor_numel(&r->value), bad = 0;
+    *worst = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double v = ((double *)r->value.data)[i], b = ((double *)r->bound.data)[i], y, e, dist;
+        ck_assert_int_eq(adm_oracle_eval_mpfr(op, p, in, i, 256, &y, &e), ADM_OK);
+        if (isnan(y) || isnan(v)) {
+            ck_assert_msg(isnan(y) == isnan(v), "element %lld: %a against MPFR %a", (long long)i, v, y);
+            continue;
+        }
+        dist = fabs(v - y);
+        if (isinf(y) || isinf(v)) {
+            ck_assert(v == y);
+            continue;
+        }
+        if (dist > scale * b + e) bad++;
+        if (b > 0) *worst = fmax(*worst, dist / b);
+        else ck_assert_msg(dist <= e, "element %lld: exact claimed, off by %g", (long long)i, dist);
+    }
+    return bad;
+}
+
+START_TEST(test_op_mpfr)
+{
+    const op_case *c = &op_cases[_i];
+    const adm_op *op = adm_op_find(c->op);
+    adm_op_params p;
+    adm_tensor t[5];
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+    adm_oracle *o;
+    adm_oracle_result r;
+    double worst;
+    int64_t bad;
+    ck_assert_ptr_nonnull(op);
+    memset(t, 0, sizeof t);
+    ck_assert_int_eq(adm_op_params_parse(op, c->params, &p), ADM_OK);
+    for (int i = 0; i < c->n; i++) {
+        if (c->ndim[i] == 0) continue;
+        make_input(c, i, &t[i], (uint64_t)_i);
+        in[i] = &t[i];
+    }
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &r) == ADM_OK, "%s", adm_error_message());
+    ck_assert(r.certified && r.mpfr_refined == 0);
+    bad = violations(op, &p, in, &r, 1.0, &worst);
+    printf("%-26s %lld elements, max bound %.3g, worst error/bound %.3g\n", c->name,
+           (long long)adm_tensor_numel(&r.value), r.max_bound, worst);
+    ck_assert_msg(bad == 0, "%s: %lld elements outside their bound", c->name, (long long)bad);
+    adm_oracle_result_free(&r);
+    adm_oracle_free(o);
+    for (int i = 0; i < 5; i++) adm_tensor_free(&t[i]);
+}
+END_TEST
+
+/* A deliberately wrong (halved) bound is caught: row_sum of 1 followed by
+ * 2^-53's, each of which a running sum rounds away, has an error of n-1
+ * units against a bound of about n+1: the checks pass the real bound and
+ * reject half of it. */
+START_TEST(test_halved_bound)
+{
+    const adm_op *op = adm_op_find("row_sum");
+    adm_op_params p;
+    adm_tensor x;
+    int64_t shape[2] = {3, 200};
+    double v[600], worst;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x};
+    adm_oracle *o;
+    adm_oracle_result r;
+    for (int i = 0; i < 600; i++) v[i] = (i % 200 == 0) ? 1.0 : 0x1p-53;
+    ck_assert_int_eq(adm_tensor_from_f64(&x, ADM_FP32, 2, shape, v, ADM_RNE, 0), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(op, "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, op, &p, in, &r), ADM_OK);
+    ck_assert_int_eq(violations(op, &p, in, &r, 1.0, &worst), 0);
+    ck_assert_msg(worst > 0.9, "the adversarial sum reaches only %g of its bound", worst);
+    ck_assert_int_eq(violations(op, &p, in, &r, 0.5, &worst), 3);
+    adm_oracle_result_free(&r);
+    adm_oracle_free(o);
+    adm_tensor_free(&x);
+}
+END_TEST
+
+/* Elements not sharp enough for the scale to resolve are recomputed with
+ * MPFR (GEMMs first try the sharper |x||w| bound); an impossible scale is
+ * refused rather than judged bluntly. */
+START_TEST(test_sharpness)
+{
+    const adm_op *op = adm_op_find("linear+gelu");
+    adm_op_params p;
+    adm_tensor x, w;
+    int64_t xs[2] = {4, 32}, ws[2] = {3, 32};
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, NULL};
+    adm_oracle_config cfg;
+    adm_oracle *o;
+    adm_oracle_result r;
+    double worst;
+    ck_assert_int_eq(adm_synth_gaussian(5, 1.0, ADM_BF16, 2, xs, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(6, 0.2, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(op, "{\"approximate\":\"tanh\"}", &p), ADM_OK);
+    adm_oracle_config_default(&cfg);
+    cfg.resolve_scale = 1e-3; /* a bf16 output's rounding: nothing to refine */
+    ck_assert_int_eq(adm_oracle_create(&cfg, &o), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, op, &p, in, &r), ADM_OK);
+    ck_assert_int_eq(r.mpfr_refined, 0);
+    ck_assert(r.max_bound < 1e-12);
+    adm_oracle_result_free(&r);
+    adm_oracle_free(o);
+    cfg.resolve_scale = 1e-13; /* below the fp64 bounds: MPFR must step in */
+    ck_assert_int_eq(adm_oracle_create(&cfg, &o), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, op, &p, in, &r), ADM_OK);
+    ck_assert_int_gt(r.mpfr_refined, 0);
+    ck_assert_msg(r.max_bound <= 1e-16, "max bound %g after refinement", r.max_bound);
+    ck_assert_int_eq(violations(op, &p, in, &r, 1.0, &worst), 0);
+    adm_oracle_result_free(&r);
+    adm_oracle_free(o);
+    cfg.resolve_scale = 1e-300; /* no double resolves that */
+    ck_assert_int_eq(adm_oracle_create(&cfg, &o), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, op, &p, in, &r), ADM_ERR_RANGE);
+    ck_assert_ptr_nonnull(strstr(adm_error_message(), "cannot be resolved"));
+    adm_oracle_free(o);
+    /* bad configurations and inputs */
+    cfg.resolve_scale = -1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &o), ADM_ERR_INVALID);
+    {
+        adm_tensor xd;
+        double v[128] = {0};
+        const adm_tensor *in2[ADM_OP_MAX_INPUTS] = {&xd, &w, NULL};
+        ck_assert_int_eq(adm_tensor_from_f64(&xd, ADM_FP64, 2, xs, v, ADM_RNE, 0), ADM_OK);
+        ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+        ck_assert_int_eq(adm_oracle_eval(o, op, &p, in2, &r), ADM_ERR_DTYPE);
+        ck_assert_ptr_nonnull(strstr(adm_error_message(), "exact in fp64"));
+        in2[1] = &x; /* [4, 32] as w: K fits, N = 4 */
+        ck_assert_int_eq(adm_tensor_transpose(&w, 0, 1, &xd), ADM_OK);
+        in2[0] = &xd; /* [32, 3] against w [4, 32]: K mismatch */
+        ck_assert_int_eq(adm_oracle_eval(o, op, &p, in2, &r), ADM_ERR_SHAPE);
+        adm_oracle_free(o);
+    }
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+}
+END_TEST
+
+/* Strided and broadcast views give the same oracle as contiguous copies. */
+START_TEST(test_views)
+{
+    const adm_op *op = adm_op_find("linear");
+    adm_op_params p;
+    adm_tensor x, xt, xtt, w;
+    int64_t xs[2] = {16, 6}, ws[2] = {5, 16};
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&xtt, &w, NULL};
+    adm_oracle *o;
+    adm_oracle_result a, b;
+    ck_assert_int_eq(adm_synth_gaussian(9, 1.0, ADM_BF16, 2, xs, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(10, 1.0, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_tensor_transpose(&x, 0, 1, &xt), ADM_OK); /* [6, 16], strided */
+    xtt = xt;
+    ck_assert_int_eq(adm_op_params_parse(op, "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, op, &p, in, &a), ADM_OK);
+    ck_assert_int_eq(adm_tensor_contiguous(&xt, &xtt), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, op, &p, in, &b), ADM_OK);
+    for (int64_t i = 0; i < 30; i++) {
+        ck_assert(((double *)a.value.data)[i] == ((double *)b.value.data)[i]);
+        ck_assert(((double *)a.bound.data)[i] == ((double *)b.bound.data)[i]);
+    }
+    adm_oracle_result_free(&a);
+    adm_oracle_result_free(&b);
+    adm_tensor_free(&xtt);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_oracle_free(o);
+}
+END_TEST
+
 static Suite *oracle_suite(void)
 {
     Suite *s = suite_create("oracle");
@@ -152,6 +500,18 @@ static Suite *oracle_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Special");
     tcase_add_loop_test(tc, test_shape, 0, (int)(sizeof shape_cases / sizeof shape_cases[0]));
+    tcase_add_test(tc, test_halved_bound);
+    tcase_add_test(tc, test_sharpness);
+    tcase_add_test(tc, test_views);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Elementwise");
+    tcase_set_timeout(tc, 900);
+    tcase_add_loop_test(tc, test_scalar_exhaustive, 0, 3);
+    tcase_add_loop_test(tc, test_scalar_random, 0, 3);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("MPFR");
+    tcase_set_timeout(tc, 900);
+    tcase_add_loop_test(tc, test_op_mpfr, 0, (int)(sizeof op_cases / sizeof op_cases[0]));
     suite_add_tcase(s, tc);
     return s;
 }
