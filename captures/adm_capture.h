@@ -56,6 +56,10 @@ const adm_tensor *adm_capture_reference(const adm_capture *c); /* NULL when abse
 int adm_capture_candidate_count(const adm_capture *c);
 adm_named_tensor adm_capture_candidate(const adm_capture *c, int i);
 const adm_tensor *adm_capture_oracle(const adm_capture *c);    /* user fp64, or NULL */
+/* Written by admit's own oracle (`admit-kernel oracle -o`): the certified
+ * bound of /oracle; NULL for a user's evaluation. */
+const adm_tensor *adm_capture_oracle_bound(const adm_capture *c);
+int adm_capture_oracle_certified(const adm_capture *c);
 
 /* Special-value cases: inputs, optionally the reference's output or its
  * refusal, and candidate outputs. */
@@ -78,6 +82,8 @@ adm_status adm_capture_add_input(adm_capture *c, const char *name, const adm_ten
 adm_status adm_capture_set_reference(adm_capture *c, const adm_tensor *t);
 adm_status adm_capture_add_candidate(adm_capture *c, const char *name, const adm_tensor *t);
 adm_status adm_capture_set_oracle(adm_capture *c, const adm_tensor *t);
+/* admit's certified oracle: value and bound (fp64, the same shape). */
+adm_status adm_capture_set_certified_oracle(adm_capture *c, const adm_tensor *value, const adm_tensor *bound);
 /* Returns the new case's index in *index. */
 adm_status adm_capture_add_special(adm_capture *c, const char *name, int *index);
 adm_status adm_capture_special_add_input(adm_capture *c, int index, const char *name,

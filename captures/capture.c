@@ -86,6 +86,7 @@ void adm_capture_free(adm_capture *c)
     list_free(&c->candidates);
     adm_tensor_free(&c->ref);
     adm_tensor_free(&c->oracle);
+    adm_tensor_free(&c->oracle_bound);
     for (int i = 0; i < c->n_specials; i++) {
         free(c->specials[i].name);
         list_free(&c->specials[i].inputs);
@@ -144,6 +145,8 @@ const adm_tensor *adm_capture_reference(const adm_capture *c) { return c->has_re
 int adm_capture_candidate_count(const adm_capture *c) { return c->candidates.n; }
 adm_named_tensor adm_capture_candidate(const adm_capture *c, int i) { return named(&c->candidates, i); }
 const adm_tensor *adm_capture_oracle(const adm_capture *c) { return c->has_oracle ? &c->oracle : NULL; }
+const adm_tensor *adm_capture_oracle_bound(const adm_capture *c) { return c->has_oracle_bound ? &c->oracle_bound : NULL; }
+int adm_capture_oracle_certified(const adm_capture *c) { return c->oracle_certified; }
 int adm_capture_special_count(const adm_capture *c) { return c->n_specials; }
 
 const adm_tensor *adm_capture_find_input(const adm_capture *c, const char *name)
@@ -275,7 +278,25 @@ adm_status adm_capture_set_oracle(adm_capture *c, const adm_tensor *t)
 {
     if (t->dtype != ADM_FP64)
         return ADM_FAIL(ADM_ERR_DTYPE, "a user oracle must be fp64, not %s", adm_dtype_name(t->dtype));
+    adm_tensor_free(&c->oracle_bound);
+    c->has_oracle_bound = 0;
+    c->oracle_certified = 0;
     return set_copy(&c->has_oracle, &c->oracle, t);
+}
+
+adm_status adm_capture_set_certified_oracle(adm_capture *c, const adm_tensor *value, const adm_tensor *bound)
+{
+    char a[160], b[160];
+    if (value->dtype != ADM_FP64 || bound->dtype != ADM_FP64)
+        return ADM_FAIL(ADM_ERR_DTYPE, "a certified oracle is fp64 value and bound");
+    if (value->ndim != bound->ndim || memcmp(value->shape, bound->shape, sizeof(int64_t) * (size_t)value->ndim))
+        return ADM_FAIL(ADM_ERR_SHAPE, "oracle value %s and bound %s differ in shape",
+                        adm_shape_str(value->ndim, value->shape, a, sizeof a),
+                        adm_shape_str(bound->ndim, bound->shape, b, sizeof b));
+    ADM_TRY(set_copy(&c->has_oracle, &c->oracle, value));
+    ADM_TRY(set_copy(&c->has_oracle_bound, &c->oracle_bound, bound));
+    c->oracle_certified = 1;
+    return ADM_OK;
 }
 
 adm_status adm_capture_add_special(adm_capture *c, const char *name, int *index)
@@ -820,6 +841,23 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
                       adm_dtype_name(c->oracle.dtype));
         goto done;
     }
+    if ((st = read_optional_dataset(f, path, "", "oracle_bound", &c->has_oracle_bound, &c->oracle_bound)) != ADM_OK)
+        goto done;
+    {
+        int64_t cert = 0;
+        if ((st = read_int_attr(f, where, "oracle_certified", 0, &present, &cert)) != ADM_OK) goto done;
+        c->oracle_certified = present && cert == 1;
+    }
+    if (c->has_oracle_bound &&
+        (!c->has_oracle || c->oracle_bound.dtype != ADM_FP64 || c->oracle_bound.ndim != c->oracle.ndim ||
+         memcmp(c->oracle_bound.shape, c->oracle.shape, sizeof(int64_t) * (size_t)c->oracle.ndim) != 0)) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '/oracle_bound' must be fp64 with the shape of '/oracle'", path);
+        goto done;
+    }
+    if (c->oracle_certified && !c->has_oracle_bound) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: root attribute 'oracle_certified' = 1 without dataset '/oracle_bound'", path);
+        goto done;
+    }
     st = read_specials(f, path, c);
 done:
     free(magic);
@@ -953,6 +991,8 @@ static adm_status write_all(hid_t f, const adm_capture *c, int gzip)
     if (c->has_ref) ADM_TRY(write_dataset(f, "reference", &c->ref, gzip));
     if (c->candidates.n) ADM_TRY(write_list(f, "candidates", &c->candidates, gzip));
     if (c->has_oracle) ADM_TRY(write_dataset(f, "oracle", &c->oracle, gzip));
+    if (c->has_oracle_bound) ADM_TRY(write_dataset(f, "oracle_bound", &c->oracle_bound, gzip));
+    if (c->oracle_certified) ADM_TRY(write_int_attr(f, "oracle_certified", 1));
     if (c->n_specials) {
         hid_t sg = new_group(f, "special");
         adm_status st = ADM_OK;

@@ -35,6 +35,9 @@ struct adm_capture {
     adm_entry_list candidates;
     int has_oracle;
     adm_tensor oracle;
+    int has_oracle_bound;
+    adm_tensor oracle_bound;
+    int oracle_certified;
     adm_special *specials;
     int n_specials, cap_specials;
 };

@@ -16,6 +16,7 @@ static const char usage[] =
     "  capture synth    write a capture of synthetic DiT-shaped activations\n"
     "  capture inspect  print a capture's op, parameters and tensor statistics\n"
     "  capture validate check captures against the format and the op catalog\n"
+    "  oracle           evaluate a capture's op exactly, with certified bounds\n"
     "  version          print the version and what this build can run\n"
     "\n"
     "exit status: 0 the claims hold; 1 a verdict disagrees with a claim;\n"
@@ -86,6 +87,7 @@ int main(int argc, char **argv)
         return argc < 2 ? ADM_EXIT_INPUT : ADM_EXIT_OK;
     }
     if (strcmp(argv[1], "capture") == 0) return adm_cmd_capture(argc - 2, argv + 2);
+    if (strcmp(argv[1], "oracle") == 0) return adm_cmd_oracle(argc - 2, argv + 2);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) return cmd_version();
     fputs(usage, stderr);
     return adm_cli_usage_error("unknown command '%s'", argv[1]);

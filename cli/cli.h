@@ -22,5 +22,6 @@ int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 int adm_cli_parse_f64(const char *s, double *out);
 
 int adm_cmd_capture(int argc, char **argv);
+int adm_cmd_oracle(int argc, char **argv);
 
 #endif

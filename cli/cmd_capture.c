@@ -183,7 +183,10 @@ static int inspect(int argc, char **argv)
         snprintf(name, sizeof name, "candidates/%s", t.name);
         print_tensor_row(name, t.tensor);
     }
-    if (adm_capture_oracle(c)) print_tensor_row("oracle (user, uncertified)", adm_capture_oracle(c));
+    if (adm_capture_oracle(c))
+        print_tensor_row(adm_capture_oracle_certified(c) ? "oracle (admit, certified)" : "oracle (user, uncertified)",
+                         adm_capture_oracle(c));
+    if (adm_capture_oracle_bound(c)) print_tensor_row("oracle_bound", adm_capture_oracle_bound(c));
     for (int i = 0; i < adm_capture_special_count(c); i++) {
         const char *sn = adm_capture_special_name(c, i);
         for (int j = 0; j < adm_capture_special_input_count(c, i); j++) {

@@ -115,6 +115,10 @@ void adm_oracle_free(adm_oracle *o);
 adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params *p,
                            const adm_tensor *const *inputs, adm_oracle_result *out);
 void adm_oracle_result_free(adm_oracle_result *r);
+/* Refines an earlier result for a new scale (the harness learns the
+ * reference path's RMS error only from the first evaluation). */
+adm_status adm_oracle_refine(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                             const adm_tensor *const *inputs, adm_oracle_result *r, double resolve_scale);
 
 /* The MPFR evaluator: element `index` (row-major in the output) of the op
  * at `bits` of precision, rounded to the nearest double in *value, with

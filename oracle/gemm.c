@@ -12,8 +12,8 @@
  * adds its own bound at v^ plus its Lipschitz constant times v's bound.
  *
  * Memory beyond the inputs and the result: x in fp64 (M K doubles) and w
- * in tiles of at most 64 MiB, so FLUX.1's MLP (4096 x 3072 by 12288 x 3072)
- * needs 164 MiB extra. */
+ * in tiles sharing 128 MiB, so FLUX.1's MLP (4096 x 3072 by 12288 x 3072)
+ * needs at most 228 MiB extra. */
 #include "oracle_internal.h"
 
 #include <cblas.h>
@@ -39,8 +39,9 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     adm_op_id id = adm_op_id_of(c->op);
     const adm_tensor *x = c->in[0], *w = c->in[1], *bias = id == OP_MATMUL ? NULL : c->in[2];
     adm_tensor wt; /* w as [N, K] */
-    int64_t K = x->shape[x->ndim - 1], M, N, NT;
-    double *xd = NULL, *nx = NULL, *wd = NULL, *nw = NULL, *bd = NULL, gk;
+    int64_t K = x->shape[x->ndim - 1], M, N, NT, tile_bytes;
+    double *xd = NULL, *nx = NULL, *bd = NULL, gk;
+    int prev_threads, oom = 0;
     adm_status st = ADM_OK;
 
     ADM_TRY(adm_o_need_narrow(x, adm_op_name(c->op), adm_op_input_name(c->op, 0)));
@@ -49,52 +50,75 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     else wt = *w;
     N = wt.shape[0];
     M = N > 0 ? c->numel / N : 0;
+    if (M == 0 || N == 0) return ADM_OK;
     gk = adm_gamma((double)(K > 0 ? K : 1));
-    NT = K > 0 ? TILE_BYTES / (8 * K) : N;
+    /* One thread per tile of w: each converts its rows, runs a
+     * single-threaded DGEMM and the epilogue while the tile is in cache.
+     * One threading system only: OpenBLAS's own workers would spin
+     * against the epilogue's. The tiles share 128 MiB. */
+    tile_bytes = TILE_BYTES < ((int64_t)128 << 20) / c->threads ? TILE_BYTES : ((int64_t)128 << 20) / c->threads;
+    NT = K > 0 ? tile_bytes / (8 * K) : N;
     if (NT < 1) NT = 1;
-    if (NT > N) NT = N;
+    {
+        /* equal tiles, a multiple of the thread count, for balance */
+        int64_t tiles = (N + NT - 1) / NT;
+        tiles = (tiles + c->threads - 1) / c->threads * c->threads;
+        NT = (N + tiles - 1) / tiles;
+        if (NT < 1) NT = 1;
+    }
     xd = malloc(sizeof *xd * (size_t)(M * K + 1));
     nx = malloc(sizeof *nx * (size_t)(M + 1));
-    wd = malloc(sizeof *wd * (size_t)(NT * K + 1));
-    nw = malloc(sizeof *nw * (size_t)(NT + 1));
     bd = malloc(sizeof *bd * (size_t)(N + 1));
-    if (!xd || !nx || !wd || !nw || !bd) {
+    if (!xd || !nx || !bd) {
         st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
         goto done;
     }
     adm_o_rows(x, K, 0, M, xd);
     row_norms(xd, M, K, nx, c->threads);
     for (int64_t j = 0; j < N; j++) bd[j] = bias ? adm_tensor_get(bias, j) : 0.0;
-    for (int64_t n0 = 0; n0 < N; n0 += NT) {
-        int64_t nt = N - n0 < NT ? N - n0 : NT;
-        adm_o_rows(&wt, K, n0, n0 + nt, wd);
-        row_norms(wd, nt, K, nw, c->threads);
-        if (M > 0 && K > 0)
-            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)nt, (int)K, 1.0, xd, (int)K, wd,
-                        (int)K, 0.0, val + n0, (int)N);
-#pragma omp parallel for num_threads(c->threads) schedule(static)
-        for (int64_t i = 0; i < M; i++) {
-            for (int64_t j = n0; j < n0 + nt; j++) {
-                double v = K > 0 ? val[i * N + j] : 0.0, b = gk * nx[i] * nw[j - n0], e;
-                if (bias) {
-                    v += bd[j];
-                    b += ADM_U * fabs(v);
+    prev_threads = openblas_get_num_threads();
+    openblas_set_num_threads(1);
+#pragma omp parallel num_threads(c->threads)
+    {
+        double *wd = malloc(sizeof *wd * (size_t)(NT * K + 1)), *nw = malloc(sizeof *nw * (size_t)(NT + 1));
+        if (!wd || !nw) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t n0 = 0; n0 < N; n0 += NT) {
+            int64_t nt = N - n0 < NT ? N - n0 : NT;
+            if (!wd || !nw) continue;
+            adm_o_rows(&wt, K, n0, n0 + nt, wd);
+            row_norms(wd, nt, K, nw, 1);
+            if (K > 0)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)nt, (int)K, 1.0, xd, (int)K, wd,
+                            (int)K, 0.0, val + n0, (int)N);
+            for (int64_t i = 0; i < M; i++) {
+                for (int64_t j = n0; j < n0 + nt; j++) {
+                    double v = K > 0 ? val[i * N + j] : 0.0, b = gk * nx[i] * nw[j - n0], e;
+                    if (bias) {
+                        v += bd[j];
+                        b += ADM_U * fabs(v);
+                    }
+                    if (id == OP_LINEAR_GELU) {
+                        double g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
+                        b = e + ADM_GELU_LIPSCHITZ * b;
+                        v = g;
+                    }
+                    val[i * N + j] = v;
+                    bnd[i * N + j] = adm_up(b + ADM_TINY);
                 }
-                if (id == OP_LINEAR_GELU) {
-                    double g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
-                    b = e + ADM_GELU_LIPSCHITZ * b;
-                    v = g;
-                }
-                val[i * N + j] = v;
-                bnd[i * N + j] = adm_up(b + ADM_TINY);
             }
         }
+        free(wd);
+        free(nw);
     }
+    openblas_set_num_threads(prev_threads);
+    if (oom) st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate a tile of w", adm_op_name(c->op));
 done:
     free(xd);
     free(nx);
-    free(wd);
-    free(nw);
     free(bd);
     return st;
 }

@@ -133,16 +133,66 @@ static adm_status refine_mpfr(const adm_o_ctx *c, int64_t i, int bits, double *v
     return ADM_OK;
 }
 
+/* Recomputes the elements whose bound exceeds sharpness * scale: GEMMs
+ * first with the sharper |x||w| bound, then anything still too blunt with
+ * MPFR; refuses when even MPFR's double cannot resolve the scale. */
+static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_result *r, double scale)
+{
+    double *val = r->value.data, *bnd = r->bound.data, thr = o->cfg.sharpness * scale;
+    adm_op_id id = adm_op_id_of(c->op);
+    if (thr > 0) {
+        for (int64_t i = 0; i < c->numel; i++) {
+            if (!isfinite(val[i]) || bnd[i] <= thr) continue;
+            if (id == OP_MATMUL || id == OP_LINEAR || id == OP_LINEAR_GELU) {
+                ADM_TRY(adm_o_gemm_tighten(c, i, &val[i], &bnd[i]));
+                if (bnd[i] <= thr) continue;
+            }
+            ADM_TRY(refine_mpfr(c, i, o->cfg.mpfr_bits, &val[i], &bnd[i]));
+            r->mpfr_refined++;
+            if (bnd[i] > thr)
+                return ADM_FAIL(ADM_ERR_RANGE, "oracle %s: element %lld = %g cannot be resolved to %g even with "
+                                "MPFR (fp64 holds it only to %g)", adm_op_name(c->op), (long long)i, val[i], thr,
+                                bnd[i]);
+        }
+    }
+    r->max_bound = 0;
+    for (int64_t i = 0; i < c->numel; i++)
+        if (isfinite(val[i]) && bnd[i] > r->max_bound) r->max_bound = bnd[i];
+    return ADM_OK;
+}
+
+static adm_status make_ctx(const adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                           const adm_tensor *const *in, const adm_tensor *out, adm_o_ctx *c)
+{
+    c->op = op;
+    c->p = p;
+    c->in = in;
+    c->ndim = out->ndim;
+    c->shape = out->shape;
+    c->numel = adm_tensor_numel(out);
+    c->threads = o->cfg.threads;
+    return ADM_OK;
+}
+
+adm_status adm_oracle_refine(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                             const adm_tensor *const *inputs, adm_oracle_result *r, double resolve_scale)
+{
+    adm_o_ctx c;
+    if (!(resolve_scale >= 0)) return ADM_FAIL(ADM_ERR_INVALID, "oracle: resolve scale %g", resolve_scale);
+    if (!r->certified) return ADM_FAIL(ADM_ERR_INVALID, "oracle: a user evaluation cannot be refined");
+    ADM_TRY(make_ctx(o, op, p, inputs, &r->value, &c));
+    ADM_TRY(refine(o, &c, r, resolve_scale));
+    return ADM_OK;
+}
+
 adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params *p,
                            const adm_tensor *const *inputs, adm_oracle_result *out)
 {
     adm_o_ctx c;
     int ndim = 0;
-    int64_t shape[ADM_MAX_DIMS], n;
+    int64_t shape[ADM_MAX_DIMS];
     adm_oracle_result r;
     adm_status st;
-    double *val, *bnd, thr;
-    adm_op_id id;
     memset(&r, 0, sizeof r);
     memset(out, 0, sizeof *out);
     if (!op) return ADM_FAIL(ADM_ERR_INVALID, "oracle: no op");
@@ -152,39 +202,10 @@ adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params 
         adm_tensor_free(&r.value);
         return st;
     }
-    n = adm_tensor_numel(&r.value);
-    val = r.value.data;
-    bnd = r.bound.data;
-    c.op = op;
-    c.p = p;
-    c.in = inputs;
-    c.ndim = ndim;
-    c.shape = r.value.shape;
-    c.numel = n;
-    c.threads = o->cfg.threads;
-    if ((st = eval_dispatch(&c, val, bnd)) != ADM_OK) goto fail;
+    make_ctx(o, op, p, inputs, &r.value, &c);
+    if ((st = eval_dispatch(&c, r.value.data, r.bound.data)) != ADM_OK) goto fail;
     r.certified = 1;
-    id = adm_op_id_of(op);
-    thr = o->cfg.sharpness * o->cfg.resolve_scale;
-    if (thr > 0) {
-        for (int64_t i = 0; i < n; i++) {
-            if (!isfinite(val[i]) || bnd[i] <= thr) continue;
-            if (id == OP_MATMUL || id == OP_LINEAR || id == OP_LINEAR_GELU) {
-                if ((st = adm_o_gemm_tighten(&c, i, &val[i], &bnd[i])) != ADM_OK) goto fail;
-                if (bnd[i] <= thr) continue;
-            }
-            if ((st = refine_mpfr(&c, i, o->cfg.mpfr_bits, &val[i], &bnd[i])) != ADM_OK) goto fail;
-            r.mpfr_refined++;
-            if (bnd[i] > thr) {
-                st = ADM_FAIL(ADM_ERR_RANGE, "oracle %s: element %lld = %g cannot be resolved to %g even with "
-                              "MPFR (fp64 holds it only to %g)", adm_op_name(op), (long long)i, val[i], thr, bnd[i]);
-                goto fail;
-            }
-        }
-    }
-    r.max_bound = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (isfinite(val[i]) && bnd[i] > r.max_bound) r.max_bound = bnd[i];
+    if ((st = refine(o, &c, &r, o->cfg.resolve_scale)) != ADM_OK) goto fail;
     *out = r;
     return ADM_OK;
 fail:

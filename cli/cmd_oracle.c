@@ -1,0 +1,131 @@
+/* admit-kernel oracle: evaluate a capture's op exactly, with certified
+ * bounds, and optionally store value and bound beside its tensors. */
+#include "cli.h"
+#include "adm_oracle.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char oracle_usage[] =
+    "usage: admit-kernel oracle CAPTURE [-o OUT.h5] [options]\n"
+    "\n"
+    "Evaluates the capture's op on its inputs in fp64 with a certified bound per\n"
+    "element; elements whose bound is above SHARPNESS x the scale to resolve are\n"
+    "recomputed with MPFR. The scale defaults to the RMS error of the capture's\n"
+    "reference output (never below that of the correctly rounded output).\n"
+    "\n"
+    "  -o, --output OUT.h5   write the capture with /oracle and /oracle_bound\n"
+    "  --resolve SCALE       the error scale to resolve (overrides the default)\n"
+    "  --sharpness S         bound / scale allowed (default 1e-3)\n"
+    "  --mpfr-bits B         MPFR precision for refinement (default 256)\n"
+    "  --threads N           CPU threads (default: all)\n";
+
+/* RMS of (ref - value) over elements where both are finite, and of
+ * (round(value) - value) in ref's format: the reference path's error and
+ * the floor the design puts under it. */
+static void reference_scale(const adm_tensor *ref, const adm_tensor *val, double *rms_ref, double *rms_round)
+{
+    int64_t n = adm_tensor_numel(val), m = 0;
+    double s = 0, q = 0;
+    const double *v = val->data;
+    for (int64_t i = 0; i < n; i++) {
+        double r = adm_tensor_get(ref, i), rr;
+        if (!isfinite(r) || !isfinite(v[i])) continue;
+        rr = adm_format_round(ref->dtype, v[i], ADM_RNE, 0);
+        s += (r - v[i]) * (r - v[i]);
+        if (isfinite(rr)) q += (rr - v[i]) * (rr - v[i]);
+        m++;
+    }
+    *rms_ref = m ? sqrt(s / (double)m) : 0;
+    *rms_round = m ? sqrt(q / (double)m) : 0;
+}
+
+int adm_cmd_oracle(int argc, char **argv)
+{
+    const char *path = NULL, *out = NULL;
+    double resolve = -1, rms_ref = 0, rms_round = 0, scale;
+    int64_t bits = 256, threads = 0;
+    adm_oracle_config cfg;
+    adm_capture *cap = NULL;
+    const adm_op *op;
+    adm_op_params p;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+    adm_oracle *o = NULL;
+    adm_oracle_result r;
+    char shape[160];
+    int rc = ADM_EXIT_OK;
+
+    adm_oracle_config_default(&cfg);
+    memset(&r, 0, sizeof r);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(oracle_usage, stdout); return ADM_EXIT_OK; }
+        if (a[0] != '-') {
+            if (path) return adm_cli_usage_error("oracle: expected one CAPTURE, got '%s' too", a);
+            path = a;
+            continue;
+        }
+        if (!v) return adm_cli_usage_error("oracle: option '%s' needs a value", a);
+        i++;
+        if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
+        else if (!strcmp(a, "--resolve")) {
+            if (!adm_cli_parse_f64(v, &resolve) || resolve < 0) return adm_cli_usage_error("--resolve: expected a number >= 0, got '%s'", v);
+        } else if (!strcmp(a, "--sharpness")) {
+            if (!adm_cli_parse_f64(v, &cfg.sharpness) || !(cfg.sharpness > 0)) return adm_cli_usage_error("--sharpness: expected a number > 0, got '%s'", v);
+        } else if (!strcmp(a, "--mpfr-bits")) {
+            if (!adm_cli_parse_i64(v, 64, 65536, &bits)) return adm_cli_usage_error("--mpfr-bits: expected 64 to 65536, got '%s'", v);
+        } else if (!strcmp(a, "--threads")) {
+            if (!adm_cli_parse_i64(v, 0, 1024, &threads)) return adm_cli_usage_error("--threads: expected 0 to 1024, got '%s'", v);
+        } else return adm_cli_usage_error("oracle: unknown option '%s'", a);
+    }
+    if (!path) { fputs(oracle_usage, stderr); return adm_cli_usage_error("oracle: expected a CAPTURE"); }
+    cfg.mpfr_bits = (int)bits;
+    cfg.threads = (int)threads;
+    if (adm_capture_read(path, &cap) != ADM_OK || adm_capture_validate(cap) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    op = adm_op_find(adm_capture_op(cap));
+    if (!op) {
+        rc = adm_cli_usage_error("%s: op '%s' is not in the catalog; its /oracle is the user's and stays uncertified",
+                                 path, adm_capture_op(cap));
+        goto done;
+    }
+    if (adm_op_params_parse(op, adm_capture_params(cap), &p) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(cap, adm_op_input_name(op, i));
+    if (adm_oracle_create(&cfg, &o) != ADM_OK || adm_oracle_eval(o, op, &p, in, &r) != ADM_OK) {
+        adm_error_prefix("%s: ", path);
+        rc = adm_cli_fail();
+        goto done;
+    }
+    if (adm_capture_reference(cap)) reference_scale(adm_capture_reference(cap), &r.value, &rms_ref, &rms_round);
+    scale = resolve >= 0 ? resolve : fmax(rms_ref, rms_round);
+    if (adm_oracle_refine(o, op, &p, in, &r, scale) != ADM_OK) {
+        adm_error_prefix("%s: ", path);
+        rc = adm_cli_fail();
+        goto done;
+    }
+    printf("capture        %s\n", path);
+    printf("op             %s %s\n", adm_capture_op(cap), adm_capture_params(cap));
+    printf("output         %s fp64, certified bound per element\n",
+           adm_shape_str(r.value.ndim, r.value.shape, shape, sizeof shape));
+    if (adm_capture_reference(cap))
+        printf("reference      RMS error %.4g (correctly rounded %s: %.4g)\n", rms_ref,
+               adm_dtype_name(adm_capture_reference(cap)->dtype), rms_round);
+    printf("resolve scale  %.4g%s\n", scale, resolve >= 0 ? " (given)" : (scale > 0 ? "" : " (none: no reference)"));
+    printf("max bound      %.4g", r.max_bound);
+    if (scale > 0) printf("  (%.3g of the scale; required <= %g)", r.max_bound / scale, cfg.sharpness);
+    printf("\nMPFR refined   %lld element(s) at %d bits\n", (long long)r.mpfr_refined, cfg.mpfr_bits);
+    if (out) {
+        if (adm_capture_set_certified_oracle(cap, &r.value, &r.bound) != ADM_OK ||
+            adm_capture_write(cap, out, 4) != ADM_OK) {
+            rc = adm_cli_fail();
+            goto done;
+        }
+        printf("wrote          %s\n", out);
+    }
+done:
+    adm_oracle_result_free(&r);
+    adm_oracle_free(o);
+    adm_capture_free(cap);
+    return rc;
+}
