@@ -21,4 +21,15 @@
         ADM_CUDA_CHECK(cudaDeviceSynchronize());                              \
     } while (0)
 
+#ifdef CUBLAS_API_H_
+/* cuBLAS status, with the call that failed. */
+#define ADM_CUBLAS_CHECK(call)                                                \
+    do {                                                                      \
+        cublasStatus_t adm_bs_ = (call);                                      \
+        if (adm_bs_ != CUBLAS_STATUS_SUCCESS)                                 \
+            return adm_error_set(ADM_ERR_CUDA, __FILE__, __LINE__, "%s: %s",  \
+                                 #call, cublasGetStatusString(adm_bs_));      \
+    } while (0)
+#endif
+
 #endif

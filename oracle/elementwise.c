@@ -1,81 +1,15 @@
 /* Elementwise ops: relu, scale, gelu (tanh and erf), silu, swiglu,
  * gated_residual; the scalar functions with their error bounds. */
 #include "oracle_internal.h"
+#include "scalar_fns.h"
 
 #include <stdlib.h>
 
-/* gelu_tanh(x) = 0.5 x (1 + tanh(z)), z = C (x + A x^3), C = sqrt(2/pi),
- * A = 0.044715, evaluated as x / (1 + exp(-2z)) (the same function; no
- * cancellation for negative x, where 1 + tanh(z) would cancel).
- *   z: x*x, *x, *A, x + (.) (same signs: no cancellation), *C, and the
- *      representation errors of A and C: |z^ - z| <= gamma_7 |z|.
- *   exp(w^), w = -2z: exp(w^) = exp(w) exp(w theta), so the relative error
- *      is <= |w| gamma_7 (1 + 1e-9) plus the library's ADM_LIBM_EXP_U u.
- *   1 + e (positive terms) and x / d: one rounding each; 1 + e^ keeps
- *      the relative error of e^ (e/(1+e) <= 1).
- * => |y^ - y| <= ((7.01 |w| + ADM_LIBM_EXP_U + 3) u) |y^| + ADM_TINY,
- * and where exp saturates (|w| > 708: y^ = x or 0) |y^ - y| <= |x| 2^-1000. */
-double adm_o_gelu_tanh(double x, double *err)
-{
-    const double A = 0.044715, C = 0.79788456080286535588;
-    double t, z, w, e, y;
-    if (isnan(x)) { *err = 0; return x; }
-    if (isinf(x)) { *err = 0; return x > 0 ? x : -0.0; }
-    t = x * x;
-    t = t * x;
-    t = A * t;
-    z = C * (x + t);
-    w = -2.0 * z;
-    e = exp(w);
-    y = x / (1.0 + e);
-    if (e == 0 || isinf(e)) {
-        /* exp saturated: |w| > 708, whatever the error of w^; y^ is x or 0
-         * and |y^ - y| <= |x| e^-708 <= |x| 2^-1000, plus one rounding */
-        *err = adm_up(ADM_U * fabs(y) + fabs(x) * 0x1p-1000 + ADM_TINY);
-        return y;
-    }
-    *err = adm_up((7.01 * fabs(w) + ADM_LIBM_EXP_U + 3.0) * ADM_U * fabs(y) + ADM_TINY);
-    return y;
-}
-
-/* gelu_erf(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(t), t = -x / sqrt 2
- * (erfc: no cancellation for negative x).
- *   t^ = t (1 + theta), |theta| <= gamma_2 (the constant, the product).
- *   erfc(t^) = erfc(t) (1 + |t| gamma_2 L(t)), L(t) bounding |d ln erfc/dt|:
- *      t > 0: 2 e^-t^2 / (sqrt(pi) erfc t) < t + sqrt(t^2 + 2) <= 2t + 1.5
- *      (erfc t > 2 e^-t^2 / (sqrt(pi) (t + sqrt(t^2+2)))), t <= 0: 2/sqrt(pi) < 1.13;
- *      plus the library's ADM_LIBM_ERFC_U u.
- *   * 0.5 exact, * x one rounding.
- * => |y^ - y| <= ((2.01 |t| L(t) + ADM_LIBM_ERFC_U + 2) u) |y^| + ADM_TINY,
- * and where erfc underflows (t > 26.5) |y| <= |x| 2^-1000 more. */
-double adm_o_gelu_erf(double x, double *err)
-{
-    const double R = 0.70710678118654752440;
-    double t, e, y, L;
-    if (isnan(x)) { *err = 0; return x; }
-    if (isinf(x)) { *err = 0; return x > 0 ? x : -0.0; }
-    t = -x * R;
-    e = erfc(t);
-    y = 0.5 * x * e;
-    L = t > 0 ? 2.0 * t + 1.5 : 1.13;
-    *err = adm_up((2.01 * fabs(t) * L + ADM_LIBM_ERFC_U + 2.0) * ADM_U * fabs(y) + ADM_TINY +
-                  (t > 26.5 ? fabs(x) * 0x1p-1000 : 0.0));
-    return y;
-}
-
-/* silu(x) = x / (1 + exp(-x)): exp's argument is exact (a negation), so
- * |y^ - y| <= ((ADM_LIBM_EXP_U + 3) u) |y^| + ADM_TINY, plus |x| 2^-1000
- * where exp overflows (x < -709, y^ = 0, |y| <= |x| e^x). */
-double adm_o_silu(double x, double *err)
-{
-    double e, y;
-    if (isnan(x)) { *err = 0; return x; }
-    if (isinf(x)) { *err = 0; return x > 0 ? x : -0.0; }
-    e = exp(-x);
-    y = x / (1.0 + e);
-    *err = adm_up((ADM_LIBM_EXP_U + 3.0) * ADM_U * fabs(y) + ADM_TINY + (isinf(e) ? fabs(x) * 0x1p-1000 : 0.0));
-    return y;
-}
+/* The fp64 scalar functions and their bounds live in scalar_fns.h, shared
+ * with the CUDA oracle. */
+double adm_o_gelu_tanh(double x, double *err) { return adm_fn_gelu_tanh(x, err); }
+double adm_o_gelu_erf(double x, double *err) { return adm_fn_gelu_erf(x, err); }
+double adm_o_silu(double x, double *err) { return adm_fn_silu(x, err); }
 
 /* MPFR: the same functions at the precision of y (the intermediate
  * working precision is y's plus 32 bits; every step is correctly rounded,

@@ -85,7 +85,9 @@ static adm_status eval_dispatch(const adm_o_ctx *c, double *val, double *bnd)
     switch (adm_op_id_of(c->op)) {
     case OP_RELU: case OP_SCALE: case OP_GELU: case OP_SILU: case OP_SWIGLU: case OP_GATED_RESIDUAL:
         return adm_o_eval_elementwise(c, val, bnd);
-    case OP_MATMUL: case OP_LINEAR: case OP_LINEAR_GELU: return adm_o_eval_gemm(c, val, bnd);
+    case OP_MATMUL: case OP_LINEAR: case OP_LINEAR_GELU:
+        if (c->use_gpu) return adm_o_cuda_gemm(c, val, bnd);
+        return adm_o_eval_gemm(c, val, bnd);
     case OP_ROW_SUM: case OP_MEAN_SQ: case OP_SOFTMAX: return adm_o_eval_reduce(c, val, bnd);
     case OP_RMSNORM: case OP_LAYERNORM: case OP_GROUPNORM: return adm_o_eval_norm(c, val, bnd);
     case OP_ATTENTION: case OP_LINEAR_ATTENTION: return adm_o_eval_attention(c, val, bnd);
@@ -171,6 +173,7 @@ static adm_status make_ctx(const adm_oracle *o, const adm_op *op, const adm_op_p
     c->shape = out->shape;
     c->numel = adm_tensor_numel(out);
     c->threads = o->cfg.threads;
+    c->use_gpu = o->cfg.use_gpu && adm_o_cuda_usable();
     return ADM_OK;
 }
 
@@ -205,6 +208,8 @@ adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params 
     make_ctx(o, op, p, inputs, &r.value, &c);
     if ((st = eval_dispatch(&c, r.value.data, r.bound.data)) != ADM_OK) goto fail;
     r.certified = 1;
+    r.on_gpu = c.use_gpu && (adm_op_id_of(op) == OP_MATMUL || adm_op_id_of(op) == OP_LINEAR ||
+                             adm_op_id_of(op) == OP_LINEAR_GELU);
     if ((st = refine(o, &c, &r, o->cfg.resolve_scale)) != ADM_OK) goto fail;
     *out = r;
     return ADM_OK;
@@ -228,5 +233,6 @@ adm_status adm_oracle_eval_mpfr(const adm_op *op, const adm_op_params *p, const 
     c.shape = shape;
     ADM_TRY(adm_shape_numel(ndim, shape, &c.numel));
     c.threads = 1;
+    c.use_gpu = 0;
     return refine_mpfr(&c, index, bits, value, err);
 }

@@ -19,17 +19,7 @@ adm_op_id adm_op_id_of(const adm_op *op);
 /* The unit roundoff of fp64 (round to nearest). */
 #define ADM_U 0x1p-53
 
-/* Error of the C library's functions, in units of ADM_U (relative), for
- * finite results above the subnormal range. glibc documents at most 1 ulp
- * for exp and 5 for erfc on x86_64; these constants keep a margin, and the
- * tests measure the functions against MPFR over every bf16 and fp16 input
- * and random doubles (tests/check_oracle.c, case Elementwise). */
-#define ADM_LIBM_EXP_U 4.0
-#define ADM_LIBM_ERFC_U 16.0
-
-/* Absolute error allowed for every result near the subnormal range: a few
- * subnormal quanta, covering underflow in any of the evaluation's steps. */
-#define ADM_TINY 0x1p-1068
+#include "scalar_fns.h"
 
 /* gamma_n = n u / (1 - n u): the relative error bound of n roundings. */
 static inline double adm_gamma(double n) { return n * ADM_U / (1.0 - n * ADM_U); }
@@ -73,6 +63,7 @@ typedef struct adm_o_ctx {
     const int64_t *shape;
     int64_t numel;
     int threads;
+    int use_gpu;
 } adm_o_ctx;
 
 adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd);
@@ -83,6 +74,15 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd);
 adm_status adm_o_eval_quantize(const adm_o_ctx *c, double *val, double *bnd);
 
 adm_status adm_o_gemm_tighten(const adm_o_ctx *c, int64_t index, double *value, double *bound);
+
+/* The GPU: cuBLAS DGEMM and CUDA kernels (oracle/oracle_cuda.cu). */
+int adm_o_cuda_usable(void);
+adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd);
+/* Device-side times (ms, median of reps) at M x K x N from random bf16
+ * inputs: [0] one cuBLAS DGEMM on fp64 operands, [1] the oracle (bf16 to
+ * fp64, norms, DGEMM, bias, GELU, bound), [2] uploading the bf16 inputs,
+ * [3] downloading value and bound; max bound in ms[4]. */
+adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms);
 
 /* MPFR evaluation of output element `index` at the precision of y; the
  * result is within 2^(16 - prec) relative (plus ADM_TINY) of the exact. */

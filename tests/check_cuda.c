@@ -5,6 +5,8 @@
  * GPU is usable. */
 #include "adm_core.h"
 #include "adm_cuda.h"
+#include "adm_capture.h"
+#include "adm_oracle.h"
 
 #include <check.h>
 #include <math.h>
@@ -100,6 +102,55 @@ START_TEST(test_sampled)
 }
 END_TEST
 
+/* The GPU oracle (cuBLAS DGEMM, CUDA epilogue) agrees with the CPU oracle
+ * within the two bounds, element by element, on DiT-like activations. */
+START_TEST(test_oracle_agrees)
+{
+    static const char *params[2] = {"{\"approximate\":\"tanh\"}", "{\"approximate\":\"none\"}"};
+    const adm_op *op = adm_op_find("linear+gelu");
+    adm_op_params p;
+    adm_synth_config sc;
+    adm_tensor x, w, b;
+    int64_t ws[2] = {768, 1024}, bs[1] = {768}, bad = 0;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &b};
+    adm_oracle_config cfg;
+    adm_oracle *cpu, *gpu;
+    adm_oracle_result rc, rg;
+    double worst = 0;
+    adm_synth_config_default(&sc);
+    sc.tokens = 256;
+    sc.channels = 1024;
+    ck_assert_int_eq(adm_synth_activations(&sc, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(3, 1.0 / 32, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(4, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(op, params[_i], &p), ADM_OK);
+    adm_oracle_config_default(&cfg);
+    ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
+    cfg.use_gpu = 1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(cpu, op, &p, in, &rc), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
+    ck_assert(!rc.on_gpu && rg.on_gpu);
+    for (int64_t i = 0; i < adm_tensor_numel(&rc.value); i++) {
+        double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
+        double bc = ((double *)rc.bound.data)[i], bg = ((double *)rg.bound.data)[i];
+        if (fabs(vc - vg) > bc + bg) bad++;
+        if (bc + bg > 0) worst = fmax(worst, fabs(vc - vg) / (bc + bg));
+    }
+    printf("oracle %s: GPU against CPU, %lld elements, max bound cpu %.3g gpu %.3g, worst |diff|/(bounds) %.3g, "
+           "%lld outside\n", params[_i], (long long)adm_tensor_numel(&rc.value), rc.max_bound, rg.max_bound, worst,
+           (long long)bad);
+    ck_assert_int_eq(bad, 0);
+    adm_oracle_result_free(&rc);
+    adm_oracle_result_free(&rg);
+    adm_oracle_free(cpu);
+    adm_oracle_free(gpu);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+}
+END_TEST
+
 int main(void)
 {
     int count = 0, failed;
@@ -119,6 +170,10 @@ int main(void)
     tcase_set_timeout(tc, 1200);
     tcase_add_loop_test(tc, test_full_sweep, 0, (int)(sizeof full_sweep / sizeof full_sweep[0]));
     tcase_add_loop_test(tc, test_sampled, 0, (int)(sizeof sampled / sizeof sampled[0]));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Oracle");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_oracle_agrees, 0, 2);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

@@ -1,0 +1,230 @@
+/* The oracle on the GPU: linear, linear+gelu and matmul through cuBLAS
+ * DGEMM (native fp64 on Hopper: exact products, fp64 sums, any order, so
+ * the accumulation bound of oracle/gemm.c holds unchanged) and CUDA
+ * kernels for the conversion, the norms and the epilogue with the bound.
+ * The scalar functions are oracle/scalar_fns.h, the same code and
+ * derivation as on the CPU; this file is built with -fmad=false so each
+ * operation rounds once, as derived. */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <vector>
+#include <algorithm>
+
+#include <mpfr.h> /* before the extern "C" block: gmp.h brings C++ headers */
+extern "C" {
+#include "oracle_internal.h"
+}
+#include "adm_cuda_check.h"
+#include "scalar_fns.h"
+
+namespace {
+
+struct dev {
+    void *p = nullptr;
+    ~dev() { if (p) cudaFree(p); }
+    double *d() { return (double *)p; }
+};
+
+struct blas {
+    cublasHandle_t h = nullptr;
+    ~blas() { if (h) cublasDestroy(h); }
+};
+
+struct events {
+    cudaEvent_t a = nullptr, b = nullptr;
+    ~events() { if (a) cudaEventDestroy(a); if (b) cudaEventDestroy(b); }
+};
+
+__global__ void bf16_to_f64(const uint16_t *in, double *out, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = (double)__uint_as_float((uint32_t)in[i] << 16);
+}
+
+/* ||row||_2 rounded to be >= exact (oracle/gemm.c): one block per row. */
+__global__ void row_norms(const double *rows, int64_t n, int64_t K, double inflate, double *out)
+{
+    __shared__ double part[256];
+    for (int64_t r = blockIdx.x; r < n; r += gridDim.x) {
+        double s = 0;
+        for (int64_t k = threadIdx.x; k < K; k += blockDim.x) {
+            double v = rows[r * K + k];
+            s += v * v;
+        }
+        part[threadIdx.x] = s;
+        __syncthreads();
+        for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+            if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) out[r] = adm_fn_up(sqrt(part[0] * inflate));
+        __syncthreads();
+    }
+}
+
+/* v = DGEMM + bias (one rounding), bound gamma_K ||x_i|| ||w_j|| + u|v|;
+ * GELU's own bound plus its Lipschitz constant times v's. */
+__global__ void epilogue(double *val, double *bnd, const double *nx, const double *nw, const double *bias,
+                         int64_t M, int64_t N, double gk, int gelu)
+{
+    size_t total = (size_t)M * (size_t)N;
+    for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
+         idx += (size_t)gridDim.x * blockDim.x) {
+        int64_t i = (int64_t)(idx / (size_t)N), j = (int64_t)(idx % (size_t)N);
+        double v = val[idx], b = gk * nx[i] * nw[j], e;
+        if (bias) {
+            v = v + bias[j];
+            b = b + ADM_FN_U * fabs(v);
+        }
+        if (gelu) {
+            double g = gelu == 1 ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
+            b = e + 1.15 * b;
+            v = g;
+        }
+        val[idx] = v;
+        bnd[idx] = adm_fn_up(b + ADM_TINY);
+    }
+}
+
+int grid_for(size_t n) { size_t g = (n + 255) / 256; return (int)(g > 65536 ? 65536 : (g ? g : 1)); }
+
+/* The device pipeline on fp64 operands already resident: norms, DGEMM,
+ * epilogue. */
+adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const double *xd, const double *wd,
+                    const double *bias, int gelu, double *nx, double *nw, double *val, double *bnd)
+{
+    const double one = 1.0, zero = 0.0, inflate = 1.0 + 2.0 * adm_gamma((double)K);
+    row_norms<<<(int)std::min<int64_t>(M, 65536), 256>>>(xd, M, K, inflate, nx);
+    ADM_CUDA_CHECK(cudaGetLastError());
+    row_norms<<<(int)std::min<int64_t>(N, 65536), 256>>>(wd, N, K, inflate, nw);
+    ADM_CUDA_CHECK(cudaGetLastError());
+    /* row-major val[M,N] = x[M,K] w[N,K]^T is column-major val^T = w x^T */
+    ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wd, (int)K, xd, (int)K,
+                                 &zero, val, (int)N));
+    epilogue<<<grid_for((size_t)M * N), 256>>>(val, bnd, nx, nw, bias, M, N, adm_gamma((double)K), gelu);
+    ADM_CUDA_CHECK(cudaGetLastError());
+    return ADM_OK;
+}
+
+} // namespace
+
+extern "C" int adm_o_cuda_usable(void)
+{
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd)
+{
+    adm_op_id id = adm_op_id_of(c->op);
+    const adm_tensor *x = c->in[0], *w = c->in[1], *bias = id == OP_MATMUL ? nullptr : c->in[2];
+    adm_tensor wt;
+    int64_t K = x->shape[x->ndim - 1], N, M;
+    int gelu = id == OP_LINEAR_GELU ? (c->p->gelu_tanh ? 1 : 2) : 0;
+    dev xd, wd, bd, nx, nw, vd, bnd_d;
+    blas h;
+    ADM_TRY(adm_o_need_narrow(x, adm_op_name(c->op), adm_op_input_name(c->op, 0)));
+    ADM_TRY(adm_o_need_narrow(w, adm_op_name(c->op), adm_op_input_name(c->op, 1)));
+    if (id == OP_MATMUL) ADM_TRY(adm_tensor_transpose(w, 0, 1, &wt));
+    else wt = *w;
+    N = wt.shape[0];
+    M = N > 0 ? c->numel / N : 0;
+    if (M == 0 || N == 0) return ADM_OK;
+    if (K == 0) return ADM_FAIL(ADM_ERR_UNSUPPORTED, "oracle on the GPU: K = 0");
+    {
+        std::vector<double> hx((size_t)(M * K)), hw((size_t)(N * K)), hb((size_t)N, 0.0);
+        adm_o_rows(x, K, 0, M, hx.data());
+        adm_o_rows(&wt, K, 0, N, hw.data());
+        if (bias)
+            for (int64_t j = 0; j < N; j++) hb[(size_t)j] = adm_tensor_get(bias, j);
+        ADM_CUDA_CHECK(cudaMalloc(&xd.p, sizeof(double) * (size_t)(M * K)));
+        ADM_CUDA_CHECK(cudaMalloc(&wd.p, sizeof(double) * (size_t)(N * K)));
+        ADM_CUDA_CHECK(cudaMalloc(&bd.p, sizeof(double) * (size_t)N));
+        ADM_CUDA_CHECK(cudaMalloc(&nx.p, sizeof(double) * (size_t)M));
+        ADM_CUDA_CHECK(cudaMalloc(&nw.p, sizeof(double) * (size_t)N));
+        ADM_CUDA_CHECK(cudaMalloc(&vd.p, sizeof(double) * (size_t)(M * N)));
+        ADM_CUDA_CHECK(cudaMalloc(&bnd_d.p, sizeof(double) * (size_t)(M * N)));
+        ADM_CUDA_CHECK(cudaMemcpy(xd.p, hx.data(), sizeof(double) * hx.size(), cudaMemcpyHostToDevice));
+        ADM_CUDA_CHECK(cudaMemcpy(wd.p, hw.data(), sizeof(double) * hw.size(), cudaMemcpyHostToDevice));
+        ADM_CUDA_CHECK(cudaMemcpy(bd.p, hb.data(), sizeof(double) * hb.size(), cudaMemcpyHostToDevice));
+    }
+    ADM_CUBLAS_CHECK(cublasCreate(&h.h));
+    ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bias ? bd.d() : nullptr, gelu, nx.d(), nw.d(), vd.d(), bnd_d.d()));
+    ADM_CUDA_CHECK(cudaDeviceSynchronize());
+    ADM_CUDA_CHECK(cudaMemcpy(val, vd.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, bnd_d.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms)
+{
+    dev xb, wb, xd, wd, bd, nx, nw, vd, bnd_d, cd;
+    blas h;
+    events ev;
+    std::vector<uint16_t> hx((size_t)(M * K)), hw((size_t)(N * K));
+    std::vector<double> hb((size_t)N), t[4], hv((size_t)(M * N)), hbd((size_t)(M * N));
+    const double one = 1.0, zero = 0.0;
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    if (reps < 1) reps = 1;
+    for (auto &v : hx) { s = s * 6364136223846793005ull + 1442695040888963407ull; v = adm_bf16_from_f32((float)((int64_t)(s >> 40) - (1 << 23)) * 0x1p-22f); }
+    for (auto &v : hw) { s = s * 6364136223846793005ull + 1442695040888963407ull; v = adm_bf16_from_f32((float)((int64_t)(s >> 40) - (1 << 23)) * 0x1p-28f); }
+    for (auto &v : hb) v = 0.01;
+    ADM_CUDA_CHECK(cudaMalloc(&xb.p, 2 * hx.size()));
+    ADM_CUDA_CHECK(cudaMalloc(&wb.p, 2 * hw.size()));
+    ADM_CUDA_CHECK(cudaMalloc(&xd.p, 8 * hx.size()));
+    ADM_CUDA_CHECK(cudaMalloc(&wd.p, 8 * hw.size()));
+    ADM_CUDA_CHECK(cudaMalloc(&bd.p, 8 * hb.size()));
+    ADM_CUDA_CHECK(cudaMalloc(&nx.p, 8 * (size_t)M));
+    ADM_CUDA_CHECK(cudaMalloc(&nw.p, 8 * (size_t)N));
+    ADM_CUDA_CHECK(cudaMalloc(&vd.p, 8 * (size_t)(M * N)));
+    ADM_CUDA_CHECK(cudaMalloc(&bnd_d.p, 8 * (size_t)(M * N)));
+    ADM_CUDA_CHECK(cudaMalloc(&cd.p, 8 * (size_t)(M * N)));
+    ADM_CUDA_CHECK(cudaMemcpy(bd.p, hb.data(), 8 * hb.size(), cudaMemcpyHostToDevice));
+    ADM_CUBLAS_CHECK(cublasCreate(&h.h));
+    ADM_CUDA_CHECK(cudaEventCreate(&ev.a));
+    ADM_CUDA_CHECK(cudaEventCreate(&ev.b));
+    for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+        float f;
+        ADM_CUDA_CHECK(cudaEventRecord(ev.a));
+        ADM_CUDA_CHECK(cudaMemcpy(xb.p, hx.data(), 2 * hx.size(), cudaMemcpyHostToDevice));
+        ADM_CUDA_CHECK(cudaMemcpy(wb.p, hw.data(), 2 * hw.size(), cudaMemcpyHostToDevice));
+        ADM_CUDA_CHECK(cudaEventRecord(ev.b));
+        ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
+        ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));
+        if (r >= 0) t[2].push_back(f);
+        /* one DGEMM alone, operands resident in fp64 */
+        ADM_CUDA_CHECK(cudaEventRecord(ev.a));
+        ADM_CUBLAS_CHECK(cublasDgemm(h.h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wd.d(), (int)K,
+                                     xd.d(), (int)K, &zero, cd.d(), (int)N));
+        ADM_CUDA_CHECK(cudaEventRecord(ev.b));
+        ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
+        ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));
+        if (r >= 0) t[0].push_back(f);
+        /* the oracle from resident bf16 */
+        ADM_CUDA_CHECK(cudaEventRecord(ev.a));
+        bf16_to_f64<<<grid_for(hx.size()), 256>>>((const uint16_t *)xb.p, xd.d(), hx.size());
+        bf16_to_f64<<<grid_for(hw.size()), 256>>>((const uint16_t *)wb.p, wd.d(), hw.size());
+        ADM_CUDA_CHECK(cudaGetLastError());
+        ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bd.d(), 1, nx.d(), nw.d(), vd.d(), bnd_d.d()));
+        ADM_CUDA_CHECK(cudaEventRecord(ev.b));
+        ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
+        ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));
+        if (r >= 0) t[1].push_back(f);
+        ADM_CUDA_CHECK(cudaEventRecord(ev.a));
+        ADM_CUDA_CHECK(cudaMemcpy(hv.data(), vd.p, 8 * hv.size(), cudaMemcpyDeviceToHost));
+        ADM_CUDA_CHECK(cudaMemcpy(hbd.data(), bnd_d.p, 8 * hbd.size(), cudaMemcpyDeviceToHost));
+        ADM_CUDA_CHECK(cudaEventRecord(ev.b));
+        ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
+        ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));
+        if (r >= 0) t[3].push_back(f);
+    }
+    for (int k = 0; k < 4; k++) {
+        std::sort(t[k].begin(), t[k].end());
+        ms[k] = t[k][t[k].size() / 2];
+    }
+    ms[4] = 0;
+    for (double b : hbd) ms[4] = std::max(ms[4], b);
+    return ADM_OK;
+}
