@@ -227,6 +227,27 @@ START_TEST(test_scalar_random)
 }
 END_TEST
 
+/* The Lipschitz constants used to propagate an input's error through
+ * GELU (linear+gelu) and SiLU (groupnorm+silu): sup |f'| on a fine grid,
+ * with the slope over each step (the mean value theorem: a slope over a
+ * step is f' somewhere in it), stays below them. */
+START_TEST(test_lipschitz)
+{
+    double worst[3] = {0, 0, 0};
+    static const double limit[3] = {1.15, 1.15, 1.11};
+    for (double x = -30; x < 30; x += 1.0 / 4096) {
+        for (int f = 0; f < 3; f++) {
+            double e, a = scalars[f].f(x, &e), b = scalars[f].f(x + 1.0 / 4096, &e);
+            worst[f] = fmax(worst[f], fabs(b - a) * 4096);
+        }
+    }
+    for (int f = 0; f < 3; f++) {
+        printf("%s: max slope %.6f (constant used %.2f)\n", scalars[f].name, worst[f], limit[f]);
+        ck_assert(worst[f] < limit[f]);
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------ whole ops */
 
 typedef struct op_case {
@@ -508,6 +529,7 @@ static Suite *oracle_suite(void)
     tcase_set_timeout(tc, 900);
     tcase_add_loop_test(tc, test_scalar_exhaustive, 0, 3);
     tcase_add_loop_test(tc, test_scalar_random, 0, 3);
+    tcase_add_test(tc, test_lipschitz);
     suite_add_tcase(s, tc);
     tc = tcase_create("MPFR");
     tcase_set_timeout(tc, 900);

@@ -1,0 +1,43 @@
+#!/bin/sh
+# admit-kernel oracle: on a bundled capture, with -o, refinement, and errors.
+# Usage: cli_oracle.sh ADMIT WORKDIR SRCDIR
+set -u
+admit=$1 work=$2 src=$3
+fails=0 checks=0
+rm -rf "$work" && mkdir -p "$work" || exit 1
+expect() { # rc needle... -- command
+    want=$1; shift
+    needles=""
+    while [ "$1" != "--" ]; do needles="$needles
+$1"; shift; done
+    shift
+    out=$("$@" 2>&1); rc=$?
+    checks=$((checks + 1))
+    if [ "$rc" != "$want" ]; then
+        echo "FAIL: exit $rc, expected $want: $*"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); return
+    fi
+    echo "$needles" | while IFS= read -r n; do
+        [ -z "$n" ] && continue
+        case $out in *"$n"*) ;; *) echo "FAIL: output lacks \"$n\": $*"; echo "$out" | sed 's/^/    /'; exit 1;; esac
+    done || fails=$((fails + 1))
+}
+cap=$src/captures/data/flux_fc1_gelu_small.h5
+expect 0 "op             linear+gelu" "output         [128, 512] fp64" "MPFR refined   0 element(s)" "wrote          $work/o.h5" \
+    -- "$admit" oracle "$cap" -o "$work/o.h5"
+expect 0 "oracle (admit, certified)" "oracle_bound" -- "$admit" capture inspect "$work/o.h5"
+expect 0 "valid admit-capture v1" -- "$admit" capture validate "$work/o.h5"
+# A scale below the fp64 bounds: MPFR refines, and says how many.
+expect 0 "resolve scale  1e-10 (given)" "MPFR refined   " -- "$admit" oracle "$src/captures/data/dit_act_rmsnorm.h5" --resolve 1e-10 --sharpness 1e-3
+out=$("$admit" oracle "$src/captures/data/dit_act_gelu.h5" --resolve 1e-12 2>&1)
+case $out in *"MPFR refined   0 "*) echo "FAIL: nothing refined at 1e-12: $out"; fails=$((fails + 1));; esac
+checks=$((checks + 1))
+# No double resolves 1e-300: refused, exit 2, nothing written.
+expect 2 "cannot be resolved" -- "$admit" oracle "$cap" --resolve 1e-300 -o "$work/never.h5"
+[ -e "$work/never.h5" ] && { echo "FAIL: a refused oracle wrote its output"; fails=$((fails + 1)); }
+expect 2 "expected a CAPTURE" -- "$admit" oracle
+expect 2 "--resolve: expected a number >= 0" -- "$admit" oracle "$cap" --resolve -1
+expect 2 "--mpfr-bits: expected 64 to 65536" -- "$admit" oracle "$cap" --mpfr-bits 8
+expect 2 "unknown option '--frob'" -- "$admit" oracle "$cap" --frob 1
+expect 2 "not an HDF5 file" -- "$admit" oracle "$src/README.md"
+echo "cli_oracle: $((checks - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
