@@ -1,0 +1,43 @@
+/* admit candidates: bit-faithful CPU emulations of reference paths and
+ * fused kernels. Each rounds exactly where the emulated kernel rounds:
+ * bf16/fp16 storage, fp32 arithmetic in a stated order. */
+#ifndef ADM_CANDIDATES_H
+#define ADM_CANDIDATES_H
+
+#include "adm_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum adm_gelu_kind { ADM_GELU_NONE = 0, ADM_GELU_TANH = 1, ADM_GELU_ERF = 2 } adm_gelu_kind;
+
+/* A GEMM y = x w^T (+ bias) (-> GELU) as a kernel computes it. */
+typedef struct adm_gemm_emu {
+    adm_dtype accumulator;  /* ADM_FP32, or ADM_BF16: the running sum rounds to it after every add */
+    int splitk;             /* K split into this many chunks, each summed in fp32, partials added in order */
+    int partial_round;      /* partials rounded to `out` before the split-K reduction (high-tier contrast) */
+    int bias_in_accumulator;/* bias added to the fp32 sum before the output rounding (fused bias epilogue);
+                               else the GEMM output rounds, then the bias add rounds again (eager) */
+    adm_gelu_kind gelu;
+    int gelu_fused;         /* GELU on the fp32 value, one rounding (cublasLt epilogue); else on the rounded
+                               output, rounded again (eager) */
+    adm_dtype operand;      /* x rounded into this (per-tensor scaled, for fp8) before the GEMM; INVALID: none */
+    adm_dtype out;          /* output format */
+    adm_round out_round;    /* rounding of the output (RNE; RTZ for a truncating kernel) */
+    double nudge_ulps;      /* added in output ulps before the final rounding (fault injection) */
+} adm_gemm_emu;
+
+void adm_gemm_emu_reference(adm_gemm_emu *e); /* eager PyTorch: fp32 accumulate, round, +bias round, gelu round */
+
+/* x [.., K] (any strides), w [N, K], bias [N] or NULL -> out [.., N] owned. */
+adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias,
+                        const adm_gemm_emu *e, adm_tensor *out);
+
+/* GELU of an fp32 value in fp32 arithmetic (PyTorch's opmath formulas). */
+float adm_emu_gelu_f32(float x, adm_gelu_kind k);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,136 @@
+/* admit harness: the seven gates and the tier verdict (harness/GATES.md).
+ *
+ * A judgement compares a candidate's output c with the reference path's r,
+ * both against the oracle o (with its certified bound), over the elements
+ * where all three are finite; special values, views, declarations and
+ * bit-identity are judged from the outcomes the caller gathered (stored in
+ * a capture for `replay`, run for `run`). */
+#ifndef ADM_HARNESS_H
+#define ADM_HARNESS_H
+
+#include "adm_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum adm_tier { ADM_TIER_EXACT = 0, ADM_TIER_LOSSLESS = 1, ADM_TIER_HIGH = 2 } adm_tier;
+const char *adm_tier_name(adm_tier t);
+adm_status adm_tier_from_name(const char *name, adm_tier *out);
+
+enum {
+    ADM_GATE_MAGNITUDE = 1,
+    ADM_GATE_BIAS = 2,
+    ADM_GATE_SPECIAL = 3,
+    ADM_GATE_STRIDES = 4,
+    ADM_GATE_FLIP = 5,
+    ADM_GATE_STATIC = 6,
+    ADM_GATE_EXACT = 7,
+    ADM_GATE_COUNT = 8
+};
+const char *adm_gate_name(int gate);
+
+/* Static declarations of an implementation (gate 6). ADM_DTYPE_INVALID,
+ * a negative ulps or stable = -1: not declared. */
+typedef struct adm_decl {
+    adm_dtype accumulator;
+    adm_dtype operand;
+    adm_dtype intermediate;
+    double transcendental_ulps;
+    int stable;
+} adm_decl;
+void adm_decl_undeclared(adm_decl *d);
+
+/* What reads the output (gate 5). */
+typedef enum adm_reader_kind {
+    ADM_READER_NONE = 0,
+    ADM_READER_QUANTIZE,   /* round(x / s) into `format`, s = amax(oracle) / max(format) */
+    ADM_READER_THRESHOLD,  /* x > threshold */
+    ADM_READER_TOPK        /* membership in the top k of each row (last axis) */
+} adm_reader_kind;
+
+typedef struct adm_reader {
+    adm_reader_kind kind;
+    adm_dtype format;      /* QUANTIZE */
+    double threshold;      /* THRESHOLD */
+    int k;                 /* TOPK */
+    int declared;          /* gated when declared, reported otherwise */
+} adm_reader;
+/* "fp8_e4m3", "threshold:0.5", "topk:8" */
+adm_status adm_reader_parse(const char *text, adm_reader *r);
+
+/* A special-value case: each side's status and output. A status of
+ * ADM_ERR_NOT_FOUND for the candidate means it was not run on the case. */
+typedef struct adm_special_outcome {
+    const char *name;
+    adm_status ref_status;
+    const adm_tensor *ref;
+    adm_status cand_status;
+    const adm_tensor *cand;
+} adm_special_outcome;
+
+/* A non-contiguous view (gate 4): the candidate's status and whether its
+ * output was bit-identical to its own contiguous result. */
+typedef struct adm_view_outcome {
+    const char *name;
+    adm_status ref_status;
+    adm_status cand_status;
+    int cand_identical;
+} adm_view_outcome;
+
+typedef struct adm_judge_input {
+    const adm_tensor *oracle, *bound;   /* fp64, the output's shape */
+    int oracle_certified;
+    const adm_tensor *ref, *cand;
+    const adm_decl *ref_decl, *cand_decl; /* NULL: undeclared */
+    const adm_reader *reader;             /* NULL: none */
+    const adm_special_outcome *special;
+    int n_special;
+    const adm_view_outcome *views;
+    int n_views;                          /* -1: not runnable (stored outputs) */
+} adm_judge_input;
+
+typedef struct adm_gate_config {
+    double magnitude_limit;   /* 1.5 */
+    double bias_material;     /* 0.1: a bias component above this fraction of the reference RMS error */
+    double bias_z;            /* 5: and this many standard errors from the reference's */
+    double flip_limit;        /* 1.5 */
+    double sharpness;         /* 1e-3: oracle bound / reference RMS error */
+} adm_gate_config;
+void adm_gate_config_default(adm_gate_config *c);
+
+typedef struct adm_gate_outcome {
+    int applicable;
+    int passed;
+    char reason[480];          /* one sentence when failed, a note when not applicable */
+} adm_gate_outcome;
+
+typedef struct adm_verdict {
+    adm_tier tier;
+    adm_gate_outcome gate[ADM_GATE_COUNT];
+    int64_t n;                 /* elements compared (all three finite) */
+    /* gate 1 */
+    double rms_r, rms_c, max_r, max_c, rms_round, max_round, rms_ratio, max_ratio;
+    double ulp_rms_r, ulp_rms_c, ulp_rms_round, ulp_ratio;
+    /* gate 2: each as an error component (absolute, output units) */
+    double mean_r, mean_c, sign_r, sign_c, gain_r, gain_c, out_rms;
+    double chan_r, chan_c, row_r, row_c;
+    /* gate 5 */
+    int64_t flips_r, flips_c, ties, decisions;
+    /* the oracle */
+    double max_bound;
+    int oracle_certified;
+} adm_verdict;
+
+/* Judges; the oracle must be sharp (max bound <= sharpness x the
+ * reference RMS error, floored at the correctly rounded output's), or
+ * ADM_ERR_RANGE: nothing is judged with a blunt oracle. */
+adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v);
+/* The error scale the oracle must resolve for this reference: its RMS
+ * error, floored at the correctly rounded output's. */
+double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,562 @@
+/* The seven gates and the verdict. Formulas, thresholds and the reasons
+ * behind them: harness/GATES.md. */
+#include "adm_harness.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *tier_names[3] = {"exact", "lossless", "high"};
+static const char *gate_names[ADM_GATE_COUNT] = {"", "magnitude", "bias", "special values", "non-contiguous",
+                                                 "flip rate", "static", "exact"};
+
+const char *adm_tier_name(adm_tier t) { return (t >= 0 && t <= 2) ? tier_names[t] : "invalid"; }
+const char *adm_gate_name(int g) { return (g >= 1 && g < ADM_GATE_COUNT) ? gate_names[g] : "invalid"; }
+
+adm_status adm_tier_from_name(const char *name, adm_tier *out)
+{
+    for (int t = 0; t < 3; t++)
+        if (name && strcmp(name, tier_names[t]) == 0) {
+            *out = (adm_tier)t;
+            return ADM_OK;
+        }
+    return ADM_FAIL(ADM_ERR_INVALID, "unknown tier '%s' (expected exact, lossless or high)", name ? name : "");
+}
+
+void adm_decl_undeclared(adm_decl *d)
+{
+    d->accumulator = d->operand = d->intermediate = ADM_DTYPE_INVALID;
+    d->transcendental_ulps = -1;
+    d->stable = -1;
+}
+
+void adm_gate_config_default(adm_gate_config *c)
+{
+    c->magnitude_limit = 1.5;
+    c->bias_material = 0.1;
+    c->bias_z = 5.0;
+    c->flip_limit = 1.5;
+    c->sharpness = 1e-3;
+}
+
+adm_status adm_reader_parse(const char *text, adm_reader *r)
+{
+    char *end;
+    memset(r, 0, sizeof *r);
+    if (!text || !*text || !strcmp(text, "none")) return ADM_OK;
+    r->declared = 1;
+    if (!strncmp(text, "threshold:", 10)) {
+        r->kind = ADM_READER_THRESHOLD;
+        r->threshold = strtod(text + 10, &end);
+        if (end == text + 10 || *end || !isfinite(r->threshold))
+            return ADM_FAIL(ADM_ERR_INVALID, "reader '%s': expected threshold:NUMBER", text);
+        return ADM_OK;
+    }
+    if (!strncmp(text, "topk:", 5)) {
+        long k = strtol(text + 5, &end, 10);
+        r->kind = ADM_READER_TOPK;
+        if (end == text + 5 || *end || k < 1 || k > 1 << 20)
+            return ADM_FAIL(ADM_ERR_INVALID, "reader '%s': expected topk:K with K >= 1", text);
+        r->k = (int)k;
+        return ADM_OK;
+    }
+    r->kind = ADM_READER_QUANTIZE;
+    if (adm_dtype_from_name(text, &r->format) != ADM_OK || r->format == ADM_FP64)
+        return ADM_FAIL(ADM_ERR_INVALID, "reader '%s': expected a format to quantize into (fp8_e4m3, fp4_e2m1, "
+                        "...), threshold:T or topk:K", text);
+    return ADM_OK;
+}
+
+static void fail_gate(adm_verdict *v, int g, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#include <stdarg.h>
+static void fail_gate(adm_verdict *v, int g, const char *fmt, ...)
+{
+    va_list ap;
+    size_t used;
+    if (v->gate[g].passed) {
+        v->gate[g].passed = 0;
+        v->gate[g].reason[0] = '\0';
+    }
+    used = strlen(v->gate[g].reason);
+    if (used && used + 2 < sizeof v->gate[g].reason) {
+        strcat(v->gate[g].reason, " ");
+        used++;
+    }
+    va_start(ap, fmt);
+    vsnprintf(v->gate[g].reason + used, sizeof v->gate[g].reason - used, fmt, ap);
+    va_end(ap);
+}
+
+static void note_gate(adm_verdict *v, int g, const char *note)
+{
+    v->gate[g].applicable = 0;
+    v->gate[g].passed = 1;
+    snprintf(v->gate[g].reason, sizeof v->gate[g].reason, "%s", note);
+}
+
+double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
+{
+    int64_t n = adm_tensor_numel(oracle), m = 0;
+    const double *o = oracle->data;
+    double s = 0, q = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double r = adm_tensor_get(ref, i), rr;
+        if (!isfinite(o[i]) || !isfinite(r)) continue;
+        rr = adm_format_round(ref->dtype, o[i], ADM_RNE, 0);
+        s += (r - o[i]) * (r - o[i]);
+        if (isfinite(rr)) q += (rr - o[i]) * (rr - o[i]);
+        m++;
+    }
+    return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
+}
+
+/* ------------------------------------------------------------ gates 1 and 2 */
+
+typedef struct acc {
+    double se2, sabs_max, sulp2, sum, ssign, seo, sum2;
+} acc;
+
+static void gates_numeric(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
+{
+    const double *o = in->oracle->data;
+    int64_t n = adm_tensor_numel(in->oracle);
+    int64_t N = in->oracle->ndim ? in->oracle->shape[in->oracle->ndim - 1] : 1, R = N ? n / N : 0, m = 0;
+    adm_dtype fmt = in->ref->dtype;
+    double *chs = calloc((size_t)(2 * N + 1), sizeof(double)), *rws = calloc((size_t)(2 * R + 1), sizeof(double));
+    int64_t *chn = calloc((size_t)(N + 1), sizeof(int64_t)), *rwn = calloc((size_t)(R + 1), sizeof(int64_t));
+    double er2 = 0, ec2 = 0, maxr = 0, maxc = 0, q2 = 0, maxq = 0, ur2 = 0, uc2 = 0, uq2 = 0;
+    double sr = 0, sc = 0, tr = 0, tc = 0, gr = 0, gc = 0, o2 = 0, tr2 = 0, tc2 = 0;
+    double D, Dmax, Du;
+    if (!chs || !rws || !chn || !rwn) {
+        free(chs); free(rws); free(chn); free(rwn);
+        fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
+        return;
+    }
+    /* ulps are measured at max(|o|, rms of o over its row / 16): where a
+     * row's output cancels to near zero, every path's error is many ulps
+     * of that tiny value and would swamp the statistic */
+    double *rowrms = calloc((size_t)(R + 1), sizeof(double));
+    if (!rowrms) {
+        free(chs); free(rws); free(chn); free(rwn);
+        fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(o[i])) rowrms[i / N] += o[i] * o[i];
+    for (int64_t i = 0; i < R; i++) rowrms[i] = sqrt(rowrms[i] / (double)N);
+    for (int64_t i = 0; i < n; i++) {
+        double r = adm_tensor_get(in->ref, i), c = adm_tensor_get(in->cand, i), er, ec, q, u, sg;
+        if (!isfinite(o[i]) || !isfinite(r) || !isfinite(c)) continue;
+        er = r - o[i];
+        ec = c - o[i];
+        q = adm_format_round(fmt, o[i], ADM_RNE, ADM_CVT_SATFINITE) - o[i];
+        u = adm_format_ulp(fmt, fmax(fabs(o[i]), rowrms[i / N] / 16));
+        sg = o[i] > 0 ? 1.0 : (o[i] < 0 ? -1.0 : 0.0);
+        er2 += er * er;
+        ec2 += ec * ec;
+        q2 += q * q;
+        maxr = fmax(maxr, fabs(er));
+        maxc = fmax(maxc, fabs(ec));
+        maxq = fmax(maxq, fabs(q));
+        ur2 += (er / u) * (er / u);
+        uc2 += (ec / u) * (ec / u);
+        uq2 += (q / u) * (q / u);
+        sr += er;
+        sc += ec;
+        tr += er * sg;
+        tc += ec * sg;
+        tr2 += er * er * sg * sg;
+        tc2 += ec * ec * sg * sg;
+        gr += er * o[i];
+        gc += ec * o[i];
+        o2 += o[i] * o[i];
+        chs[2 * (i % N)] += er;
+        chs[2 * (i % N) + 1] += ec;
+        chn[i % N]++;
+        rws[2 * (i / N)] += er;
+        rws[2 * (i / N) + 1] += ec;
+        rwn[i / N]++;
+        m++;
+    }
+    v->n = m;
+    if (m == 0) {
+        note_gate(v, ADM_GATE_MAGNITUDE, "no element where the oracle, the reference and the candidate are all finite");
+        note_gate(v, ADM_GATE_BIAS, "no finite elements to judge");
+        goto done;
+    }
+    v->rms_r = sqrt(er2 / (double)m);
+    v->rms_c = sqrt(ec2 / (double)m);
+    v->max_r = maxr;
+    v->max_c = maxc;
+    v->rms_round = sqrt(q2 / (double)m);
+    v->max_round = maxq;
+    v->ulp_rms_r = sqrt(ur2 / (double)m);
+    v->ulp_rms_c = sqrt(uc2 / (double)m);
+    v->ulp_rms_round = sqrt(uq2 / (double)m);
+    D = fmax(v->rms_r, v->rms_round);
+    Dmax = fmax(v->max_r, v->max_round);
+    Du = fmax(v->ulp_rms_r, v->ulp_rms_round);
+    v->rms_ratio = D > 0 ? v->rms_c / D : (v->rms_c > 0 ? INFINITY : 0);
+    v->max_ratio = Dmax > 0 ? v->max_c / Dmax : (v->max_c > 0 ? INFINITY : 0);
+    v->ulp_ratio = Du > 0 ? v->ulp_rms_c / Du : (v->ulp_rms_c > 0 ? INFINITY : 0);
+
+    /* gate 1 */
+    if (v->rms_ratio > cfg->magnitude_limit)
+        fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error %.3g is %.3gx the reference path's %.3g (limit %.2gx).",
+                  v->rms_c, v->rms_ratio, D, cfg->magnitude_limit);
+    if (v->max_ratio > cfg->magnitude_limit)
+        fail_gate(v, ADM_GATE_MAGNITUDE, "Max error %.3g is %.3gx the reference path's %.3g (limit %.2gx).",
+                  v->max_c, v->max_ratio, Dmax, cfg->magnitude_limit);
+    if (v->ulp_ratio > cfg->magnitude_limit)
+        fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error in %s ulps %.3g is %.3gx the reference path's %.3g (limit %.2gx): "
+                  "the small values carry larger errors.", adm_dtype_name(fmt), v->ulp_rms_c, v->ulp_ratio, Du,
+                  cfg->magnitude_limit);
+
+    /* gate 2: each statistic as an error component in output units,
+     * judged against the reference's own, with a materiality floor
+     * (bias_material x the reference RMS error) and a significance floor
+     * (bias_z standard errors). */
+    {
+        double md = (double)m, mr = sr / md, mc = sc / md, sdr = sqrt(fmax(0, er2 / md - mr * mr)),
+               sdc = sqrt(fmax(0, ec2 / md - mc * mc)), se_m = sqrt((sdr * sdr + sdc * sdc) / md);
+        double smr = tr / md, smc = tc / md, se_s = sqrt((fmax(0, tr2 / md - smr * smr) + fmax(0, tc2 / md - smc * smc)) / md);
+        double orms = sqrt(o2 / md), g_r = o2 > 0 ? gr / o2 : 0, g_c = o2 > 0 ? gc / o2 : 0;
+        double se_g = o2 > 0 ? sqrt((sdr * sdr + sdc * sdc) / o2) : 0;
+        double floor = cfg->bias_material * D;
+        v->mean_r = mr;
+        v->mean_c = mc;
+        v->sign_r = smr;
+        v->sign_c = smc;
+        v->gain_r = g_r;
+        v->gain_c = g_c;
+        v->out_rms = orms;
+        if (fabs(mc) - fabs(mr) > floor && fabs(mc - mr) > cfg->bias_z * se_m)
+            fail_gate(v, ADM_GATE_BIAS, "Signed mean error %.3g (%.2g of the reference RMS error) against the "
+                      "reference path's %.3g: a rounding that leans one way.", mc, mc / D, mr);
+        if (fabs(smc) - fabs(smr) > floor && fabs(smc - smr) > cfg->bias_z * se_s)
+            fail_gate(v, ADM_GATE_BIAS, "Mean error along sign(oracle) %.3g against the reference path's %.3g: "
+                      "values pulled %s zero (truncation-like).", smc, smr, smc < 0 ? "toward" : "away from");
+        if ((fabs(g_c) - fabs(g_r)) * orms > floor && fabs(g_c - g_r) > cfg->bias_z * se_g)
+            fail_gate(v, ADM_GATE_BIAS, "Gain (slope of error on the oracle) %.3g against the reference path's %.3g: "
+                      "a scale error of %.3g%%, worth %.2g of the reference RMS error.", g_c, g_r, 100 * g_c,
+                      fabs(g_c) * orms / D);
+        /* per channel and per row: the RMS of the group means, less the
+         * part pure noise explains (rms / sqrt(group size)) */
+        {
+            double cr = 0, cc = 0, rr = 0, rc = 0;
+            int64_t nc = 0, nr = 0;
+            for (int64_t j = 0; j < N; j++)
+                if (chn[j]) {
+                    double a = chs[2 * j] / (double)chn[j], b = chs[2 * j + 1] / (double)chn[j];
+                    cr += a * a - v->rms_r * v->rms_r / (double)chn[j];
+                    cc += b * b - v->rms_c * v->rms_c / (double)chn[j];
+                    nc++;
+                }
+            for (int64_t i = 0; i < R; i++)
+                if (rwn[i]) {
+                    double a = rws[2 * i] / (double)rwn[i], b = rws[2 * i + 1] / (double)rwn[i];
+                    rr += a * a - v->rms_r * v->rms_r / (double)rwn[i];
+                    rc += b * b - v->rms_c * v->rms_c / (double)rwn[i];
+                    nr++;
+                }
+            v->chan_r = nc ? sqrt(fmax(0, cr / (double)nc)) : 0;
+            v->chan_c = nc ? sqrt(fmax(0, cc / (double)nc)) : 0;
+            v->row_r = nr ? sqrt(fmax(0, rr / (double)nr)) : 0;
+            v->row_c = nr ? sqrt(fmax(0, rc / (double)nr)) : 0;
+            if (nr > 1 && v->chan_c - v->chan_r > floor)
+                fail_gate(v, ADM_GATE_BIAS, "Per-channel mean error has RMS %.3g beyond noise against the reference "
+                          "path's %.3g: a bias confined to channels (a shifted bias vector, a channel scale).",
+                          v->chan_c, v->chan_r);
+            if (nc > 1 && v->row_c - v->row_r > floor)
+                fail_gate(v, ADM_GATE_BIAS, "Per-row mean error has RMS %.3g beyond noise against the reference "
+                          "path's %.3g: a bias confined to tokens.", v->row_c, v->row_r);
+        }
+    }
+done:
+    free(rowrms);
+    free(chs);
+    free(rws);
+    free(chn);
+    free(rwn);
+}
+
+/* ------------------------------------------------------------ gate 3 */
+
+/* Compares NaN, +Inf, -Inf positions and shapes; returns 1 when equal. */
+static int special_positions(const adm_tensor *r, const adm_tensor *c, char *why, size_t n)
+{
+    char a[160], b[160];
+    int64_t k;
+    if (r->ndim != c->ndim || memcmp(r->shape, c->shape, sizeof(int64_t) * (size_t)r->ndim) != 0) {
+        snprintf(why, n, "shape %s against the reference's %s", adm_shape_str(c->ndim, c->shape, a, sizeof a),
+                 adm_shape_str(r->ndim, r->shape, b, sizeof b));
+        return 0;
+    }
+    k = adm_tensor_numel(r);
+    for (int64_t i = 0; i < k; i++) {
+        double x = adm_tensor_get(r, i), y = adm_tensor_get(c, i);
+        int kx = isnan(x) ? 1 : (isinf(x) ? (x > 0 ? 2 : 3) : 0), ky = isnan(y) ? 1 : (isinf(y) ? (y > 0 ? 2 : 3) : 0);
+        static const char *what[4] = {"a finite value", "NaN", "+Inf", "-Inf"};
+        if (kx != ky) {
+            snprintf(why, n, "element %lld is %s where the reference has %s", (long long)i, what[ky], what[kx]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void gate_special(const adm_judge_input *in, adm_verdict *v)
+{
+    char why[300];
+    if (!special_positions(in->ref, in->cand, why, sizeof why))
+        fail_gate(v, ADM_GATE_SPECIAL, "On the capture's inputs, %s.", why);
+    for (int s = 0; s < in->n_special; s++) {
+        const adm_special_outcome *so = &in->special[s];
+        if (so->cand_status == ADM_ERR_NOT_FOUND) continue; /* not run on this case */
+        if (so->ref_status != ADM_OK || so->cand_status != ADM_OK) {
+            if (so->ref_status != so->cand_status)
+                fail_gate(v, ADM_GATE_SPECIAL, "Case '%s': the candidate %s%s where the reference %s%s.", so->name,
+                          so->cand_status == ADM_OK ? "returns an output" : "refuses with ",
+                          so->cand_status == ADM_OK ? "" : adm_status_name(so->cand_status),
+                          so->ref_status == ADM_OK ? "returns one" : "refuses with ",
+                          so->ref_status == ADM_OK ? "" : adm_status_name(so->ref_status));
+            continue;
+        }
+        if (so->ref && so->cand && !special_positions(so->ref, so->cand, why, sizeof why))
+            fail_gate(v, ADM_GATE_SPECIAL, "Case '%s': %s.", so->name, why);
+    }
+}
+
+/* ------------------------------------------------------------ gate 5 */
+
+/* Decisions of the reader on x; ties where the oracle is within its
+ * rounding distance (half an ulp of the output format) of a boundary. */
+static int decide(const adm_reader *rd, double x, double scale)
+{
+    if (rd->kind == ADM_READER_THRESHOLD) return x > rd->threshold;
+    {
+        uint64_t b = 0;
+        adm_format_encode(rd->format, x / scale, ADM_RNE, ADM_CVT_SATFINITE, &b);
+        return (int)b;
+    }
+}
+
+static int near_boundary(const adm_reader *rd, double o, double scale, double dist)
+{
+    if (rd->kind == ADM_READER_THRESHOLD) return fabs(o - rd->threshold) <= dist;
+    return decide(rd, o - dist, scale) != decide(rd, o + dist, scale);
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x > y ? -1 : x < y;
+}
+
+static void gate_flip(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
+{
+    const adm_reader *rd = in->reader;
+    const double *o = in->oracle->data;
+    int64_t n = adm_tensor_numel(in->oracle);
+    double scale = 1, amax = 0;
+    if (!rd || rd->kind == ADM_READER_NONE) {
+        note_gate(v, ADM_GATE_FLIP, "no downstream reader declared");
+        return;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (isfinite(o[i])) amax = fmax(amax, fabs(o[i]));
+    if (rd->kind == ADM_READER_QUANTIZE) scale = amax > 0 ? amax / adm_format_get(rd->format)->max_finite : 1;
+    if (rd->kind == ADM_READER_TOPK) {
+        int64_t N = in->oracle->shape[in->oracle->ndim - 1], R = N ? n / N : 0, k = rd->k < N ? rd->k : N;
+        double *buf = malloc(sizeof *buf * (size_t)(N + 1));
+        for (int64_t r = 0; r < R && buf; r++) {
+            double tho, thr, thc;
+            const double *orow = o + r * N;
+            int64_t base = r * N;
+            double dist;
+            for (int64_t j = 0; j < N; j++) buf[j] = orow[j];
+            qsort(buf, (size_t)N, sizeof *buf, cmp_desc);
+            tho = buf[k - 1];
+            dist = adm_format_ulp(in->ref->dtype, tho) / 2;
+            for (int64_t j = 0; j < N; j++) buf[j] = adm_tensor_get(in->ref, base + j);
+            qsort(buf, (size_t)N, sizeof *buf, cmp_desc);
+            thr = buf[k - 1];
+            for (int64_t j = 0; j < N; j++) buf[j] = adm_tensor_get(in->cand, base + j);
+            qsort(buf, (size_t)N, sizeof *buf, cmp_desc);
+            thc = buf[k - 1];
+            for (int64_t j = 0; j < N; j++) {
+                int dO = orow[j] >= tho, dR = adm_tensor_get(in->ref, base + j) >= thr,
+                    dC = adm_tensor_get(in->cand, base + j) >= thc;
+                if (fabs(orow[j] - tho) <= dist && orow[j] != tho) { v->ties++; continue; }
+                v->decisions++;
+                v->flips_r += dR != dO;
+                v->flips_c += dC != dO;
+            }
+        }
+        free(buf);
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            double r = adm_tensor_get(in->ref, i), c = adm_tensor_get(in->cand, i);
+            double dist = adm_format_ulp(in->ref->dtype, o[i]) / 2;
+            if (!isfinite(o[i])) continue;
+            if (near_boundary(rd, o[i], scale, dist)) { v->ties++; continue; }
+            v->decisions++;
+            v->flips_r += decide(rd, r, scale) != decide(rd, o[i], scale);
+            v->flips_c += decide(rd, c, scale) != decide(rd, o[i], scale);
+        }
+    }
+    v->gate[ADM_GATE_FLIP].applicable = rd->declared;
+    /* allowance for counting noise: 3 sqrt(flips_r + 1) */
+    if ((double)v->flips_c > cfg->flip_limit * (double)v->flips_r + 3.0 * sqrt((double)v->flips_r + 1.0)) {
+        if (rd->declared)
+            fail_gate(v, ADM_GATE_FLIP, "The downstream reader's decisions flip %lld times against the reference "
+                      "path's %lld (of %lld, %lld ties counted apart).", (long long)v->flips_c,
+                      (long long)v->flips_r, (long long)v->decisions, (long long)v->ties);
+    }
+}
+
+/* ------------------------------------------------------------ gates 4, 6, 7 */
+
+static int narrower(adm_dtype a, adm_dtype b)
+{
+    const adm_format_info *fa = adm_format_get(a), *fb = adm_format_get(b);
+    return fa && fb && (fa->man_bits < fb->man_bits || fa->exp_bits < fb->exp_bits);
+}
+
+static void gate_static(const adm_judge_input *in, adm_verdict *v)
+{
+    const adm_decl *r = in->ref_decl, *c = in->cand_decl;
+    static const char *names[3] = {"accumulator", "operand", "intermediate"};
+    if (!r || !c) {
+        note_gate(v, ADM_GATE_STATIC, "no static declarations (stored outputs)");
+        return;
+    }
+    for (int k = 0; k < 3; k++) {
+        adm_dtype a = k == 0 ? r->accumulator : k == 1 ? r->operand : r->intermediate;
+        adm_dtype b = k == 0 ? c->accumulator : k == 1 ? c->operand : c->intermediate;
+        if (a != ADM_DTYPE_INVALID && b == ADM_DTYPE_INVALID)
+            fail_gate(v, ADM_GATE_STATIC, "The %s precision is not declared (the reference declares %s).", names[k],
+                      adm_dtype_name(a));
+        else if (a != ADM_DTYPE_INVALID && narrower(b, a))
+            fail_gate(v, ADM_GATE_STATIC, "The %s precision is %s, below the reference's %s: approximate by "
+                      "construction.", names[k], adm_dtype_name(b), adm_dtype_name(a));
+    }
+    if (r->transcendental_ulps >= 0 && c->transcendental_ulps > r->transcendental_ulps)
+        fail_gate(v, ADM_GATE_STATIC, "Transcendentals are accurate to %.3g ulps, the reference's to %.3g.",
+                  c->transcendental_ulps, r->transcendental_ulps);
+    if (r->stable == 1 && c->stable != 1)
+        fail_gate(v, ADM_GATE_STATIC, "The formulation is not the stable one the reference uses (two-pass or "
+                  "Welford variance, max-subtracted softmax).");
+}
+
+static void gate_strides(const adm_judge_input *in, adm_verdict *v)
+{
+    if (in->n_views < 0) {
+        note_gate(v, ADM_GATE_STRIDES, "not runnable (stored outputs)");
+        return;
+    }
+    for (int i = 0; i < in->n_views; i++) {
+        const adm_view_outcome *w = &in->views[i];
+        if (w->cand_status != ADM_OK) {
+            if (w->ref_status == ADM_OK)
+                fail_gate(v, ADM_GATE_STRIDES, "View '%s': the candidate refuses (%s) where the reference runs.",
+                          w->name, adm_status_name(w->cand_status));
+            continue;
+        }
+        if (!w->cand_identical)
+            fail_gate(v, ADM_GATE_STRIDES, "View '%s': the output is not bit-identical to the candidate's own "
+                      "contiguous result (a stride, offset or broadcast ignored).", w->name);
+    }
+}
+
+static int bits_identical(const adm_tensor *a, const adm_tensor *b, int64_t *where)
+{
+    int64_t n;
+    if (a->dtype != b->dtype || a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))
+        return 0;
+    n = adm_tensor_numel(a);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t x = adm_tensor_bits(a, i), y = adm_tensor_bits(b, i);
+        if (x == y) continue;
+        if (adm_format_isnan(a->dtype, x) && adm_format_isnan(a->dtype, y)) continue; /* payloads aside */
+        *where = i;
+        return 0;
+    }
+    return 1;
+}
+
+static void gate_exact(const adm_judge_input *in, adm_verdict *v)
+{
+    int64_t where = -1;
+    if (in->ref->dtype != in->cand->dtype) {
+        fail_gate(v, ADM_GATE_EXACT, "The output is %s, the reference's %s.", adm_dtype_name(in->cand->dtype),
+                  adm_dtype_name(in->ref->dtype));
+        return;
+    }
+    if (!bits_identical(in->ref, in->cand, &where)) {
+        fail_gate(v, ADM_GATE_EXACT, "Element %lld differs from the reference bit for bit.", (long long)where);
+        return;
+    }
+    for (int s = 0; s < in->n_special; s++) {
+        const adm_special_outcome *so = &in->special[s];
+        if (so->cand_status == ADM_ERR_NOT_FOUND) continue;
+        if (so->ref_status != so->cand_status ||
+            (so->ref && so->cand && !bits_identical(so->ref, so->cand, &where))) {
+            fail_gate(v, ADM_GATE_EXACT, "Case '%s' differs from the reference.", so->name);
+            return;
+        }
+    }
+}
+
+adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
+{
+    adm_gate_config d;
+    double scale, maxb = 0;
+    int64_t n;
+    char a[160], b[160];
+    if (!cfg) { adm_gate_config_default(&d); cfg = &d; }
+    memset(v, 0, sizeof *v);
+    for (int g = 1; g < ADM_GATE_COUNT; g++) {
+        v->gate[g].applicable = 1;
+        v->gate[g].passed = 1;
+    }
+    if (!in->oracle || !in->bound || !in->ref || !in->cand)
+        return ADM_FAIL(ADM_ERR_INVALID, "judge: oracle, bound, reference and candidate are required");
+    n = adm_tensor_numel(in->oracle);
+    if (in->ref->ndim != in->oracle->ndim || memcmp(in->ref->shape, in->oracle->shape, sizeof(int64_t) * (size_t)in->ref->ndim))
+        return ADM_FAIL(ADM_ERR_SHAPE, "judge: reference %s against oracle %s",
+                        adm_shape_str(in->ref->ndim, in->ref->shape, a, sizeof a),
+                        adm_shape_str(in->oracle->ndim, in->oracle->shape, b, sizeof b));
+    v->oracle_certified = in->oracle_certified;
+    for (int64_t i = 0; i < n; i++) {
+        double bb = ((const double *)in->bound->data)[i];
+        if (isfinite(((const double *)in->oracle->data)[i]) && bb > maxb) maxb = bb;
+    }
+    v->max_bound = maxb;
+    scale = adm_judge_resolve_scale(in->oracle, in->ref);
+    if (in->oracle_certified && maxb > cfg->sharpness * scale && scale > 0)
+        return ADM_FAIL(ADM_ERR_RANGE, "judge: the oracle's max bound %.3g is above %.2g of the reference error "
+                        "%.3g; refine it first (adm_oracle_refine)", maxb, cfg->sharpness, scale);
+    gate_special(in, v);
+    if (in->cand->ndim == in->ref->ndim && !memcmp(in->cand->shape, in->ref->shape, sizeof(int64_t) * (size_t)in->ref->ndim))
+        gates_numeric(in, cfg, v);
+    else
+        fail_gate(v, ADM_GATE_MAGNITUDE, "The output's shape differs from the reference's.");
+    gate_strides(in, v);
+    gate_flip(in, cfg, v);
+    gate_static(in, v);
+    gate_exact(in, v);
+    if (v->gate[ADM_GATE_EXACT].passed && v->gate[ADM_GATE_STRIDES].passed && v->gate[ADM_GATE_SPECIAL].passed) {
+        v->tier = ADM_TIER_EXACT;
+    } else {
+        v->tier = ADM_TIER_LOSSLESS;
+        for (int g = ADM_GATE_MAGNITUDE; g <= ADM_GATE_STATIC; g++)
+            if (!v->gate[g].passed) v->tier = ADM_TIER_HIGH;
+    }
+    return ADM_OK;
+}

@@ -1,0 +1,493 @@
+/* harness: every gate rejects the fault it exists for, and admits what
+ * only moves rounding; the bias gates raise no false alarms across 200
+ * seeds; the seed's operator-level table is reproduced in order of
+ * magnitude. All on DiT-shaped activations (outlier channels, per-token
+ * scale) through bit-faithful emulations. */
+#include "adm_candidates.h"
+#include "adm_capture.h"
+#include "adm_harness.h"
+#include "adm_oracle.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct fixture {
+    adm_tensor x, w, b, o, ob;   /* inputs, oracle value and bound */
+    int gelu;
+} fixture;
+
+/* x [M, K] DiT-like, w [N, K] ~ N(0, 1/K), bias ~ N(0, 0.02^2); the
+ * oracle of linear (gelu = 0, no bias: outputs symmetric around zero) or
+ * linear+gelu(tanh). */
+static void make_fixture(fixture *f, uint64_t seed, int64_t M, int64_t K, int64_t N, int gelu)
+{
+    adm_synth_config sc;
+    int64_t ws[2] = {N, K}, bs[1] = {N};
+    const adm_op *op = adm_op_find(gelu ? "linear+gelu" : "linear");
+    adm_op_params p;
+    adm_oracle *o;
+    adm_oracle_result r;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&f->x, &f->w, gelu ? &f->b : NULL};
+    adm_synth_config_default(&sc);
+    sc.seed = seed;
+    sc.tokens = M;
+    sc.channels = K;
+    ck_assert_int_eq(adm_synth_activations(&sc, &f->x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(seed * 7 + 1, 1.0 / sqrt((double)K), ADM_BF16, 2, ws, &f->w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(seed * 7 + 2, 0.02, ADM_BF16, 1, bs, &f->b), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(op, gelu ? "{\"approximate\":\"tanh\"}" : "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, op, &p, in, &r), ADM_OK);
+    f->o = r.value;
+    f->ob = r.bound;
+    f->gelu = gelu;
+    adm_oracle_free(o);
+}
+
+static void free_fixture(fixture *f)
+{
+    adm_tensor_free(&f->x);
+    adm_tensor_free(&f->w);
+    adm_tensor_free(&f->b);
+    adm_tensor_free(&f->o);
+    adm_tensor_free(&f->ob);
+}
+
+static void ref_emu(const fixture *f, adm_gemm_emu *e)
+{
+    adm_gemm_emu_reference(e);
+    e->gelu = f->gelu ? ADM_GELU_TANH : ADM_GELU_NONE;
+}
+
+static void run_emu(const fixture *f, const adm_gemm_emu *e, adm_tensor *out)
+{
+    ck_assert_msg(adm_emu_gemm(&f->x, &f->w, f->gelu ? &f->b : NULL, e, out) == ADM_OK, "%s", adm_error_message());
+}
+
+static void judge(const fixture *f, const adm_tensor *ref, const adm_tensor *cand, const adm_judge_input *extra,
+                  adm_verdict *v)
+{
+    adm_judge_input in;
+    if (extra) in = *extra;
+    else memset(&in, 0, sizeof in), in.n_views = -1;
+    in.oracle = &f->o;
+    in.bound = &f->ob;
+    in.oracle_certified = 1;
+    in.ref = ref;
+    in.cand = cand;
+    ck_assert_msg(adm_judge(&in, NULL, v) == ADM_OK, "%s", adm_error_message());
+}
+
+static void show(const char *what, const adm_verdict *v)
+{
+    printf("%-34s %-8s rms %.3gx max %.3gx ulp %.3gx mean %.2g sign %.2g gain %.2g chan %.2g\n", what,
+           adm_tier_name(v->tier), v->rms_ratio, v->max_ratio, v->ulp_ratio,
+           v->mean_c / fmax(v->rms_r, v->rms_round), v->sign_c / fmax(v->rms_r, v->rms_round),
+           v->gain_c * v->out_rms / fmax(v->rms_r, v->rms_round), v->chan_c / fmax(v->rms_r, v->rms_round));
+    for (int g = 1; g < ADM_GATE_COUNT; g++)
+        if (!v->gate[g].passed) printf("    %s: %s\n", adm_gate_name(g), v->gate[g].reason);
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------ admitted */
+
+typedef struct emu_case {
+    const char *name;
+    int gelu;
+    adm_gemm_emu cand;           /* fields over the reference's */
+    adm_tier want;
+    double ratio_lo, ratio_hi;   /* RMS ratio range */
+} emu_case;
+
+static adm_gemm_emu emu(int splitk, int bias_acc, int gelu_fused)
+{
+    adm_gemm_emu e;
+    adm_gemm_emu_reference(&e);
+    e.splitk = splitk;
+    e.bias_in_accumulator = bias_acc;
+    e.gelu_fused = gelu_fused;
+    return e;
+}
+
+START_TEST(test_admits)
+{
+    const emu_case cases[] = {
+        {"fused linear+GELU epilogue", 1, emu(1, 1, 1), ADM_TIER_LOSSLESS, 0.4, 0.9},
+        {"split-K fp32 partials (4)", 0, emu(4, 0, 0), ADM_TIER_LOSSLESS, 0.8, 1.2},
+        {"split-K fp32 partials (7), GELU", 1, emu(7, 0, 0), ADM_TIER_LOSSLESS, 0.8, 1.2},
+        {"fused bias epilogue", 1, emu(1, 1, 0), ADM_TIER_LOSSLESS, 0.5, 1.2},
+        {"bit-identical recomputation", 1, emu(1, 0, 0), ADM_TIER_EXACT, 1.0, 1.0},
+    };
+    const emu_case *c = &cases[_i];
+    fixture f;
+    adm_gemm_emu re;
+    adm_tensor r, k;
+    adm_verdict v;
+    make_fixture(&f, 11, 128, 512, 256, c->gelu);
+    ref_emu(&f, &re);
+    run_emu(&f, &re, &r);
+    {
+        adm_gemm_emu ce = c->cand;
+        ce.gelu = re.gelu;
+        run_emu(&f, &ce, &k);
+    }
+    judge(&f, &r, &k, NULL, &v);
+    show(c->name, &v);
+    /* a reassociation may round every output the same (then it measures
+     * exact on this capture): that is a stricter tier, not a failure */
+    ck_assert_msg(v.tier == c->want || (c->want == ADM_TIER_LOSSLESS && v.tier == ADM_TIER_EXACT &&
+                                        c->ratio_lo <= 1.0 && c->ratio_hi >= 1.0),
+                  "%s: %s", c->name, adm_tier_name(v.tier));
+    ck_assert_msg(v.rms_ratio >= c->ratio_lo && v.rms_ratio <= c->ratio_hi, "%s: ratio %g", c->name, v.rms_ratio);
+    adm_tensor_free(&r);
+    adm_tensor_free(&k);
+    free_fixture(&f);
+}
+END_TEST
+
+/* A higher intermediate precision: the correctly rounded output (fp64
+ * throughout, one rounding) is lossless and more accurate. */
+START_TEST(test_higher_precision)
+{
+    fixture f;
+    adm_gemm_emu re;
+    adm_tensor r, k;
+    adm_verdict v;
+    make_fixture(&f, 12, 128, 512, 256, 1);
+    ref_emu(&f, &re);
+    run_emu(&f, &re, &r);
+    ck_assert_int_eq(adm_tensor_from_f64(&k, ADM_BF16, 2, f.o.shape, f.o.data, ADM_RNE, 0), ADM_OK);
+    judge(&f, &r, &k, NULL, &v);
+    show("fp64 intermediates, one rounding", &v);
+    ck_assert_int_eq(v.tier, ADM_TIER_LOSSLESS);
+    ck_assert(v.rms_ratio < 1.0);
+    adm_tensor_free(&r);
+    adm_tensor_free(&k);
+    free_fixture(&f);
+}
+END_TEST
+
+/* ------------------------------------------------------------ faults */
+
+typedef enum fault {
+    F_GAIN_072, F_SMALL_GAIN, F_SIGN, F_ZEROS, F_TRUNCATE, F_NUDGE, F_BF16_ACCUM, F_FP8_OPERAND, F_CHANNEL_BIAS,
+    F_COUNT
+} fault;
+
+static const struct { const char *name; int gelu; int gate; } faults[F_COUNT] = {
+    [F_GAIN_072] = {"gain of 0.72", 1, ADM_GATE_MAGNITUDE},
+    [F_SMALL_GAIN] = {"gain error inside the magnitude budget", 0, ADM_GATE_BIAS},
+    [F_SIGN] = {"flipped sign", 1, ADM_GATE_MAGNITUDE},
+    [F_ZEROS] = {"zeros", 1, ADM_GATE_MAGNITUDE},
+    [F_TRUNCATE] = {"truncation instead of RNE", 1, ADM_GATE_BIAS},
+    [F_NUDGE] = {"sub-ulp nudge before rounding", 1, ADM_GATE_BIAS},
+    [F_BF16_ACCUM] = {"accumulation in bf16", 1, ADM_GATE_MAGNITUDE},
+    [F_FP8_OPERAND] = {"operand lowered to fp8", 1, ADM_GATE_MAGNITUDE},
+    [F_CHANNEL_BIAS] = {"bias confined to channels", 0, ADM_GATE_BIAS},
+};
+
+START_TEST(test_fault)
+{
+    fault fl = (fault)_i;
+    fixture f;
+    adm_gemm_emu re, ce;
+    adm_tensor r, k;
+    adm_verdict v;
+    int64_t n;
+    double eps = 0;
+    make_fixture(&f, 21 + (uint64_t)_i, 128, 512, 256, faults[fl].gelu);
+    ref_emu(&f, &re);
+    run_emu(&f, &re, &r);
+    ce = re;
+    switch (fl) {
+    case F_TRUNCATE: ce.out_round = ADM_RTZ; break;
+    case F_NUDGE: ce.nudge_ulps = 0.25; break;
+    case F_BF16_ACCUM: ce.accumulator = ADM_BF16; break;
+    case F_FP8_OPERAND: ce.operand = ADM_E4M3; break;
+    default: break;
+    }
+    run_emu(&f, &ce, &k);
+    n = adm_tensor_numel(&k);
+    {
+        /* the gain error: worth 0.6 of the reference's RMS error */
+        double e2 = 0, o2 = 0;
+        for (int64_t i = 0; i < n; i++) {
+            double o = ((double *)f.o.data)[i], e = adm_tensor_get(&r, i) - o;
+            e2 += e * e;
+            o2 += o * o;
+        }
+        eps = 0.4 * sqrt(e2 / o2);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        double y = adm_tensor_get(&k, i);
+        switch (fl) {
+        case F_GAIN_072: y *= 0.72; break;
+        case F_SIGN: y = -y; break;
+        case F_ZEROS: y = 0; break;
+        case F_SMALL_GAIN: /* the gain before the rounding, as a kernel's scale would */
+            y = ((double *)f.o.data)[i] * (1.0 + eps);
+            break;
+        case F_CHANNEL_BIAS: {
+            /* the exact value nudged by +1/4 ulp in channels 0 mod 8 and
+             * -1/4 in 4 mod 8 before rounding to nearest: a bias confined
+             * to channels that cancels in the global statistics */
+            double o = ((double *)f.o.data)[i], q = 0.25 * adm_format_ulp(ADM_BF16, o);
+            y = adm_format_round(ADM_BF16, o + (i % 256 % 8 == 0 ? q : (i % 256 % 8 == 4 ? -q : 0.0)), ADM_RNE, 0);
+            break;
+        }
+        default: break;
+        }
+        if (fl == F_GAIN_072 || fl == F_SIGN || fl == F_ZEROS || fl == F_SMALL_GAIN || fl == F_CHANNEL_BIAS) {
+            uint64_t b;
+            adm_format_encode(ADM_BF16, y, ADM_RNE, 0, &b);
+            adm_tensor_set_bits(&k, i, b);
+        }
+    }
+    {
+        adm_decl rd, cd;
+        adm_judge_input extra;
+        memset(&extra, 0, sizeof extra);
+        extra.n_views = -1;
+        adm_decl_undeclared(&rd);
+        rd.accumulator = ADM_FP32;
+        rd.operand = ADM_BF16;
+        cd = rd;
+        if (fl == F_BF16_ACCUM) cd.accumulator = ADM_BF16;
+        if (fl == F_FP8_OPERAND) cd.operand = ADM_E4M3;
+        extra.ref_decl = &rd;
+        extra.cand_decl = &cd;
+        judge(&f, &r, &k, &extra, &v);
+        show(faults[fl].name, &v);
+        if (fl == F_BF16_ACCUM || fl == F_FP8_OPERAND) ck_assert(!v.gate[ADM_GATE_STATIC].passed);
+    }
+    ck_assert_msg(v.tier == ADM_TIER_HIGH, "%s admitted as %s", faults[fl].name, adm_tier_name(v.tier));
+    ck_assert_msg(!v.gate[faults[fl].gate].passed, "%s not rejected by the %s gate", faults[fl].name,
+                  adm_gate_name(faults[fl].gate));
+    if (fl == F_SMALL_GAIN || fl == F_NUDGE || fl == F_CHANNEL_BIAS)
+        ck_assert_msg(v.gate[ADM_GATE_MAGNITUDE].passed, "%s: the magnitude gate alone would have caught it",
+                      faults[fl].name);
+    adm_tensor_free(&r);
+    adm_tensor_free(&k);
+    free_fixture(&f);
+}
+END_TEST
+
+/* Special values, views and exactness, with runnable-style outcomes. */
+START_TEST(test_special_faults)
+{
+    fixture f;
+    adm_gemm_emu re;
+    adm_tensor r, k, sr, sk;
+    adm_verdict v;
+    adm_judge_input extra;
+    adm_special_outcome so;
+    adm_view_outcome vo[2] = {{"transposed", ADM_OK, ADM_OK, 1}, {"offset", ADM_OK, ADM_OK, 1}};
+    int64_t rs[2] = {2, 4};
+    double vals[8] = {NAN, NAN, NAN, NAN, 1.0, INFINITY, -2.0, 3.0};
+    make_fixture(&f, 31, 64, 256, 128, 1);
+    ref_emu(&f, &re);
+    run_emu(&f, &re, &r);
+    run_emu(&f, &re, &k);
+    ck_assert_int_eq(adm_tensor_from_f64(&sr, ADM_BF16, 2, rs, vals, ADM_RNE, 0), ADM_OK);
+    memset(&extra, 0, sizeof extra);
+    extra.special = &so;
+    extra.n_special = 1;
+    extra.views = vo;
+    extra.n_views = 2;
+    so.name = "nan_row";
+    so.ref_status = ADM_OK;
+    so.ref = &sr;
+    so.cand_status = ADM_OK;
+    /* a swallowed NaN */
+    vals[2] = 0.0;
+    ck_assert_int_eq(adm_tensor_from_f64(&sk, ADM_BF16, 2, rs, vals, ADM_RNE, 0), ADM_OK);
+    so.cand = &sk;
+    judge(&f, &r, &k, &extra, &v);
+    show("swallowed NaN", &v);
+    ck_assert(!v.gate[ADM_GATE_SPECIAL].passed && v.tier == ADM_TIER_HIGH);
+    ck_assert_ptr_nonnull(strstr(v.gate[ADM_GATE_SPECIAL].reason, "is a finite value where the reference has NaN"));
+    adm_tensor_free(&sk);
+    /* a moved Inf */
+    vals[2] = NAN;
+    vals[5] = 1.0;
+    vals[7] = INFINITY;
+    ck_assert_int_eq(adm_tensor_from_f64(&sk, ADM_BF16, 2, rs, vals, ADM_RNE, 0), ADM_OK);
+    so.cand = &sk;
+    judge(&f, &r, &k, &extra, &v);
+    show("moved Inf", &v);
+    ck_assert(!v.gate[ADM_GATE_SPECIAL].passed && v.tier == ADM_TIER_HIGH);
+    adm_tensor_free(&sk);
+    /* the same special outputs: exact */
+    so.cand = &sr;
+    judge(&f, &r, &k, &extra, &v);
+    ck_assert_int_eq(v.tier, ADM_TIER_EXACT);
+    /* output where the reference refuses (an empty tensor, say) */
+    so.ref_status = ADM_ERR_SHAPE;
+    so.ref = NULL;
+    judge(&f, &r, &k, &extra, &v);
+    show("answers where the reference refuses", &v);
+    ck_assert(!v.gate[ADM_GATE_SPECIAL].passed);
+    so.ref_status = ADM_OK;
+    so.ref = &sr;
+    /* an ignored stride */
+    vo[0].cand_identical = 0;
+    judge(&f, &r, &k, &extra, &v);
+    show("ignored stride", &v);
+    ck_assert(!v.gate[ADM_GATE_STRIDES].passed && v.tier == ADM_TIER_HIGH);
+    ck_assert(v.gate[ADM_GATE_MAGNITUDE].passed);
+    /* refusing a view the reference also refuses is fine */
+    vo[0].cand_identical = 1;
+    vo[1].ref_status = ADM_ERR_UNSUPPORTED;
+    vo[1].cand_status = ADM_ERR_UNSUPPORTED;
+    judge(&f, &r, &k, &extra, &v);
+    ck_assert_int_eq(v.tier, ADM_TIER_EXACT);
+    vo[1].ref_status = ADM_OK;
+    judge(&f, &r, &k, &extra, &v);
+    ck_assert(!v.gate[ADM_GATE_STRIDES].passed);
+    /* one flipped bit: not exact, still lossless; -0 against +0 differs */
+    vo[1].cand_status = ADM_OK;
+    adm_tensor_set_bits(&k, 5, adm_tensor_bits(&k, 5) ^ 1);
+    judge(&f, &r, &k, &extra, &v);
+    ck_assert_int_eq(v.tier, ADM_TIER_LOSSLESS);
+    adm_tensor_set_bits(&k, 5, adm_tensor_bits(&k, 5) ^ 1);
+    {
+        int64_t z = -1;
+        for (int64_t i = 0; i < adm_tensor_numel(&r) && z < 0; i++)
+            if (adm_tensor_bits(&r, i) == 0) z = i;
+        if (z >= 0) {
+            adm_tensor_set_bits(&k, z, 0x8000);
+            judge(&f, &r, &k, &extra, &v);
+            ck_assert(!v.gate[ADM_GATE_EXACT].passed);
+        }
+    }
+    adm_tensor_free(&r);
+    adm_tensor_free(&k);
+    adm_tensor_free(&sr);
+    free_fixture(&f);
+}
+END_TEST
+
+/* The flip gate with a declared fp8 quantizer reading the output. */
+START_TEST(test_flip)
+{
+    fixture f;
+    adm_gemm_emu re, ce;
+    adm_tensor r, k;
+    adm_verdict v;
+    adm_reader rd;
+    adm_judge_input extra;
+    make_fixture(&f, 41, 128, 512, 256, 1);
+    ref_emu(&f, &re);
+    run_emu(&f, &re, &r);
+    ce = re;
+    ce.operand = ADM_E4M3;
+    run_emu(&f, &ce, &k);
+    memset(&extra, 0, sizeof extra);
+    extra.n_views = -1;
+    ck_assert_int_eq(adm_reader_parse("fp8_e4m3", &rd), ADM_OK);
+    extra.reader = &rd;
+    judge(&f, &r, &k, &extra, &v);
+    show("fp8 operand against an fp8 reader", &v);
+    ck_assert(!v.gate[ADM_GATE_FLIP].passed);
+    ck_assert_int_gt(v.flips_c, v.flips_r);
+    ck_assert_int_gt(v.ties, 0);
+    adm_tensor_free(&k);
+    ce = re;
+    ce.splitk = 3;
+    run_emu(&f, &ce, &k);
+    judge(&f, &r, &k, &extra, &v);
+    ck_assert(v.gate[ADM_GATE_FLIP].passed);
+    ck_assert_int_eq(adm_reader_parse("threshold:0.1", &rd), ADM_OK);
+    judge(&f, &r, &k, &extra, &v);
+    ck_assert(v.gate[ADM_GATE_FLIP].passed && v.decisions > 0);
+    ck_assert_int_eq(adm_reader_parse("topk:8", &rd), ADM_OK);
+    judge(&f, &r, &k, &extra, &v);
+    ck_assert(v.gate[ADM_GATE_FLIP].passed && v.decisions > 0);
+    ck_assert_int_eq(adm_reader_parse("topk:0", &rd), ADM_ERR_INVALID);
+    ck_assert_int_eq(adm_reader_parse("int3", &rd), ADM_ERR_INVALID);
+    adm_tensor_free(&r);
+    adm_tensor_free(&k);
+    free_fixture(&f);
+}
+END_TEST
+
+/* Across 200 seeds, unbiased reassociations (split-K of 2 to 9 chunks)
+ * are never rejected by the bias gates. */
+START_TEST(test_false_alarms)
+{
+    int alarms = 0, runs = 200;
+    double worst_mean = 0, worst_chan = 0;
+    for (int s = 0; s < runs; s++) {
+        fixture f;
+        adm_gemm_emu re, ce;
+        adm_tensor r, k;
+        adm_verdict v;
+        make_fixture(&f, 1000 + (uint64_t)s, 64, 256, 96, s & 1);
+        ref_emu(&f, &re);
+        run_emu(&f, &re, &r);
+        ce = re;
+        ce.splitk = 2 + s % 8;
+        run_emu(&f, &ce, &k);
+        judge(&f, &r, &k, NULL, &v);
+        if (!v.gate[ADM_GATE_BIAS].passed) {
+            alarms++;
+            show("false alarm", &v);
+        }
+        worst_mean = fmax(worst_mean, fabs(v.mean_c) / fmax(v.rms_r, v.rms_round));
+        worst_chan = fmax(worst_chan, v.chan_c / fmax(v.rms_r, v.rms_round));
+        adm_tensor_free(&r);
+        adm_tensor_free(&k);
+        free_fixture(&f);
+    }
+    printf("false alarms of the bias gates: %d of %d (worst |mean|/rms %.3g, worst channel bias/rms %.3g)\n",
+           alarms, runs, worst_mean, worst_chan);
+    ck_assert_int_eq(alarms, 0);
+}
+END_TEST
+
+START_TEST(test_tiers_and_config)
+{
+    adm_tier t;
+    ck_assert_int_eq(adm_tier_from_name("lossless", &t), ADM_OK);
+    ck_assert_int_eq(t, ADM_TIER_LOSSLESS);
+    ck_assert_int_eq(adm_tier_from_name("extra-high", &t), ADM_ERR_INVALID);
+    ck_assert_str_eq(adm_tier_name(ADM_TIER_HIGH), "high");
+    ck_assert_str_eq(adm_gate_name(ADM_GATE_BIAS), "bias");
+}
+END_TEST
+
+static Suite *harness_suite(void)
+{
+    Suite *s = suite_create("harness");
+    TCase *tc = tcase_create("Admit");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_admits, 0, 5);
+    tcase_add_test(tc, test_higher_precision);
+    tcase_add_test(tc, test_tiers_and_config);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Faults");
+    tcase_set_timeout(tc, 300);
+    tcase_add_loop_test(tc, test_fault, 0, F_COUNT);
+    tcase_add_test(tc, test_flip);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Special");
+    tcase_add_test(tc, test_special_faults);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("FalseAlarms");
+    tcase_set_timeout(tc, 900);
+    tcase_add_test(tc, test_false_alarms);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(harness_suite());
+    int failed;
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
