@@ -17,6 +17,7 @@ static const char usage[] =
     "  capture inspect  print a capture's op, parameters and tensor statistics\n"
     "  capture validate check captures against the format and the op catalog\n"
     "  oracle           evaluate a capture's op exactly, with certified bounds\n"
+    "  replay           score the candidate outputs stored in captures\n"
     "  version          print the version and what this build can run\n"
     "\n"
     "exit status: 0 the claims hold; 1 a verdict disagrees with a claim;\n"
@@ -88,6 +89,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "capture") == 0) return adm_cmd_capture(argc - 2, argv + 2);
     if (strcmp(argv[1], "oracle") == 0) return adm_cmd_oracle(argc - 2, argv + 2);
+    if (strcmp(argv[1], "replay") == 0) return adm_cmd_replay(argc - 2, argv + 2);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) return cmd_version();
     fputs(usage, stderr);
     return adm_cli_usage_error("unknown command '%s'", argv[1]);

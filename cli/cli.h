@@ -23,5 +23,6 @@ int adm_cli_parse_f64(const char *s, double *out);
 
 int adm_cmd_capture(int argc, char **argv);
 int adm_cmd_oracle(int argc, char **argv);
+int adm_cmd_replay(int argc, char **argv);
 
 #endif

@@ -1,6 +1,7 @@
 /* admit-kernel capture: synth, inspect, validate. */
 #include "cli.h"
 #include "adm_oracle.h"
+#include "adm_candidates.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -25,7 +26,10 @@ static const char capture_usage[] =
     "  --outlier-fraction F    fraction of outlier channels (default 0.005)\n"
     "  --token-sigma S         log-normal per-token scale (default 0.35)\n"
     "  --model M --layer L --step S   provenance\n"
-    "  --gzip N                compression level 0-9 (default 4)\n";
+    "  --gzip N                compression level 0-9 (default 4)\n"
+    "  --with-outputs          linear ops: add the eager reference output and emulated\n"
+    "                          candidates (fused_epilogue, splitk4, bf16_accum, fp8_operand,\n"
+    "                          truncate) and special cases (nan_row, empty), for replay\n";
 
 /* Matches "--name VALUE" or "--name=VALUE"; advances *i past the value. */
 static int opt(int argc, char **argv, int *i, const char *name, const char **value)
@@ -39,6 +43,65 @@ static int opt(int argc, char **argv, int *i, const char *name, const char **val
     return 1;
 }
 
+/* The eager reference and a set of emulated candidates on x, and on two
+ * special cases: a row of NaN and an empty input (M = 0). */
+static adm_status add_emulated_outputs(adm_capture *cap, const adm_tensor *x, const adm_tensor *w,
+                                       const adm_tensor *bias, adm_gelu_kind gelu)
+{
+    static const char *names[] = {"fused_epilogue", "splitk4", "bf16_accum", "fp8_operand", "truncate"};
+    adm_gemm_emu ref, e[5];
+    adm_tensor out, nanx, empty;
+    int64_t K = x->shape[1], ns[2] = {2, K}, es[2] = {0, K};
+    int idx;
+    adm_status st;
+    adm_gemm_emu_reference(&ref);
+    ref.gelu = gelu;
+    for (int k = 0; k < 5; k++) e[k] = ref;
+    e[0].bias_in_accumulator = 1;
+    e[0].gelu_fused = 1;
+    e[1].splitk = 4;
+    e[2].accumulator = ADM_BF16;
+    e[3].operand = ADM_E4M3;
+    e[4].out_round = ADM_RTZ;
+    ADM_TRY(adm_emu_gemm(x, w, bias, &ref, &out));
+    st = adm_capture_set_reference(cap, &out);
+    adm_tensor_free(&out);
+    ADM_TRY(st);
+    for (int k = 0; k < 5; k++) {
+        ADM_TRY(adm_emu_gemm(x, w, bias, &e[k], &out));
+        st = adm_capture_add_candidate(cap, names[k], &out);
+        adm_tensor_free(&out);
+        ADM_TRY(st);
+    }
+    /* special cases: the first two rows of x, the second all NaN; and M = 0 */
+    ADM_TRY(adm_tensor_alloc(&nanx, x->dtype, 2, ns));
+    for (int64_t k = 0; k < K; k++) {
+        adm_tensor_set_bits(&nanx, k, adm_tensor_bits(x, k));
+        adm_tensor_set_bits(&nanx, K + k, adm_format_get(x->dtype)->nan_bits);
+    }
+    ADM_TRY(adm_tensor_alloc(&empty, x->dtype, 2, es));
+    for (int c = 0; c < 2; c++) {
+        const adm_tensor *in = c == 0 ? &nanx : &empty;
+        ADM_TRY(adm_capture_add_special(cap, c == 0 ? "nan_row" : "empty", &idx));
+        ADM_TRY(adm_capture_special_add_input(cap, idx, "x", in));
+        ADM_TRY(adm_capture_special_add_input(cap, idx, "w", w));
+        ADM_TRY(adm_capture_special_add_input(cap, idx, "bias", bias));
+        ADM_TRY(adm_emu_gemm(in, w, bias, &ref, &out));
+        st = adm_capture_special_set_reference(cap, idx, &out);
+        adm_tensor_free(&out);
+        ADM_TRY(st);
+        for (int k = 0; k < 5; k++) {
+            ADM_TRY(adm_emu_gemm(in, w, bias, &e[k], &out));
+            st = adm_capture_special_add_candidate(cap, idx, names[k], &out);
+            adm_tensor_free(&out);
+            ADM_TRY(st);
+        }
+    }
+    adm_tensor_free(&nanx);
+    adm_tensor_free(&empty);
+    return ADM_OK;
+}
+
 static int synth(int argc, char **argv)
 {
     adm_synth_config cfg;
@@ -50,7 +113,7 @@ static int synth(int argc, char **argv)
     adm_capture *cap = NULL;
     adm_tensor x, w, bias;
     char source[512];
-    int rc = ADM_EXIT_OK, linear;
+    int rc = ADM_EXIT_OK, linear, with_outputs = 0;
 
     adm_synth_config_default(&cfg);
     tokens = cfg.tokens;
@@ -60,7 +123,8 @@ static int synth(int argc, char **argv)
     memset(&bias, 0, sizeof bias);
     for (int i = 0; i < argc; i++) {
         v = NULL;
-        /* every synth option takes a value */
+        if (!strcmp(argv[i], "--with-outputs")) { with_outputs = 1; continue; }
+        /* every other synth option takes a value */
         if (argv[i][0] == '-' && !strchr(argv[i], '=') && i + 1 >= argc)
             return adm_cli_usage_error("capture synth: option '%s' needs a value", argv[i]);
         if (opt(argc, argv, &i, "-o", &v) || opt(argc, argv, &i, "--output", &v)) out = v;
@@ -124,6 +188,14 @@ static int synth(int argc, char **argv)
                                cfg.dtype, 2, ws, &w) != ADM_OK ||
             adm_synth_gaussian((uint64_t)seed ^ 0x4249415321212121ull, 0.02, cfg.dtype, 1, bs, &bias) != ADM_OK ||
             adm_capture_add_input(cap, "w", &w) != ADM_OK || adm_capture_add_input(cap, "bias", &bias) != ADM_OK) {
+            rc = adm_cli_fail();
+            goto done;
+        }
+    }
+    if (with_outputs) {
+        if (!linear) { rc = adm_cli_usage_error("capture synth: --with-outputs needs op linear or linear+gelu"); goto done; }
+        if (add_emulated_outputs(cap, &x, &w, &bias, strcmp(op_name, "linear+gelu") == 0 ? (p.gelu_tanh ? ADM_GELU_TANH : ADM_GELU_ERF)
+                                                                                       : ADM_GELU_NONE) != ADM_OK) {
             rc = adm_cli_fail();
             goto done;
         }

@@ -130,6 +130,29 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
  * error, floored at the correctly rounded output's. */
 double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref);
 
+/* ------------------------------------------------------------------ */
+/* Replay: judging the outputs stored in a capture                      */
+/* ------------------------------------------------------------------ */
+
+struct adm_capture;
+struct adm_oracle_config;
+
+typedef struct adm_replay_result {
+    int n;                  /* candidates judged */
+    char **names;
+    adm_verdict *verdicts;
+    int64_t mpfr_refined;   /* oracle elements recomputed with MPFR */
+    int certified;          /* 0: the capture's own (user) oracle */
+} adm_replay_result;
+
+/* Evaluates the oracle of the capture's op (or takes the user's /oracle for
+ * an op not in the catalog), refines it to the reference's error scale,
+ * and judges every stored candidate against the stored reference,
+ * including the special-value cases. */
+adm_status adm_harness_replay(const struct adm_capture *c, const struct adm_oracle_config *ocfg,
+                              const adm_gate_config *gcfg, adm_replay_result *out);
+void adm_replay_result_free(adm_replay_result *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -22,7 +22,7 @@ $1"; shift; done
     done || fails=$((fails + 1))
 }
 cap=$src/captures/data/flux_fc1_gelu_small.h5
-expect 0 "op             linear+gelu" "output         [128, 512] fp64" "MPFR refined   0 element(s)" "wrote          $work/o.h5" \
+expect 0 "op             linear+gelu" "output         [128, 256] fp64" "MPFR refined   0 element(s)" "wrote          $work/o.h5" \
     -- "$admit" oracle "$cap" -o "$work/o.h5"
 expect 0 "oracle (admit, certified)" "oracle_bound" -- "$admit" capture inspect "$work/o.h5"
 expect 0 "valid admit-capture v1" -- "$admit" capture validate "$work/o.h5"

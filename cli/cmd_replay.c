@@ -1,0 +1,108 @@
+/* admit-kernel replay: score the candidate outputs stored in captures. */
+#include "cli.h"
+#include "adm_harness.h"
+#include "adm_oracle.h"
+#include "adm_report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char replay_usage[] =
+    "usage: admit-kernel replay CAPTURE... [--claim NAME=TIER]... [--json FILE] [--junit FILE]\n"
+    "\n"
+    "Scores every candidate output stored in the captures against the oracle,\n"
+    "relative to the stored reference output, and prints one verdict per\n"
+    "candidate: exact, lossless or high, with the deciding numbers and why.\n"
+    "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
+    "  --json FILE        write the full report as JSON\n"
+    "  --junit FILE       write a JUnit XML report (a failure per violated claim)\n";
+
+#define MAX_CLAIMS 64
+
+int adm_cmd_replay(int argc, char **argv)
+{
+    const char *files[256], *json = NULL, *junit = NULL;
+    char *claim_names[MAX_CLAIMS];
+    adm_tier claim_tiers[MAX_CLAIMS];
+    int claim_used[MAX_CLAIMS] = {0};
+    int nf = 0, ncl = 0, rc = ADM_EXIT_OK;
+    adm_report *rep = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(replay_usage, stdout); return ADM_EXIT_OK; }
+        if (a[0] == '-') {
+            const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+            if (!v) { rc = adm_cli_usage_error("replay: option '%s' needs a value", a); goto done; }
+            i++;
+            if (!strcmp(a, "--json")) json = v;
+            else if (!strcmp(a, "--junit")) junit = v;
+            else if (!strcmp(a, "--claim")) {
+                const char *eq = strchr(v, '=');
+                if (!eq || eq == v) { rc = adm_cli_usage_error("--claim: expected NAME=TIER, got '%s'", v); goto done; }
+                if (ncl == MAX_CLAIMS) { rc = adm_cli_usage_error("--claim: at most %d claims", MAX_CLAIMS); goto done; }
+                if (adm_tier_from_name(eq + 1, &claim_tiers[ncl]) != ADM_OK) {
+                    adm_error_prefix("--claim %s: ", v);
+                    rc = adm_cli_fail();
+                    goto done;
+                }
+                claim_names[ncl] = malloc((size_t)(eq - v) + 1);
+                if (!claim_names[ncl]) { rc = adm_cli_usage_error("out of memory"); goto done; }
+                memcpy(claim_names[ncl], v, (size_t)(eq - v));
+                claim_names[ncl][eq - v] = '\0';
+                ncl++;
+            } else {
+                rc = adm_cli_usage_error("replay: unknown option '%s'", a);
+                goto done;
+            }
+            continue;
+        }
+        if (nf == 256) { rc = adm_cli_usage_error("replay: at most 256 captures"); goto done; }
+        files[nf++] = a;
+    }
+    if (nf == 0) { fputs(replay_usage, stderr); rc = adm_cli_usage_error("replay: expected at least one CAPTURE"); goto done; }
+    if (adm_report_create("admit-kernel replay", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    /* Every capture is read and judged before anything is written. */
+    for (int f = 0; f < nf; f++) {
+        adm_capture *cap = NULL;
+        adm_replay_result res;
+        if (adm_capture_read(files[f], &cap) != ADM_OK || adm_capture_validate(cap) != ADM_OK ||
+            adm_harness_replay(cap, NULL, NULL, &res) != ADM_OK) {
+            rc = adm_cli_fail();
+            adm_capture_free(cap);
+            goto done;
+        }
+        for (int k = 0; k < res.n; k++) {
+            const adm_tier *claim = NULL;
+            for (int c = 0; c < ncl; c++)
+                if (!strcmp(claim_names[c], res.names[k])) {
+                    claim = &claim_tiers[c];
+                    claim_used[c] = 1;
+                }
+            if (adm_report_add(rep, files[f], adm_capture_op(cap), res.names[k], &res.verdicts[k],
+                               res.mpfr_refined, claim) != ADM_OK) {
+                rc = adm_cli_fail();
+                adm_replay_result_free(&res);
+                adm_capture_free(cap);
+                goto done;
+            }
+        }
+        adm_replay_result_free(&res);
+        adm_capture_free(cap);
+    }
+    for (int c = 0; c < ncl; c++)
+        if (!claim_used[c]) {
+            rc = adm_cli_usage_error("--claim: no candidate named '%s' in the captures", claim_names[c]);
+            goto done;
+        }
+    adm_report_print(rep, stdout);
+    if ((json && adm_report_write_json(rep, json) != ADM_OK) || (junit && adm_report_write_junit(rep, junit) != ADM_OK)) {
+        rc = adm_cli_fail();
+        goto done;
+    }
+    rc = adm_report_any_violation(rep) ? ADM_EXIT_CLAIM : ADM_EXIT_OK;
+done:
+    for (int c = 0; c < ncl; c++) free(claim_names[c]);
+    adm_report_free(rep);
+    return rc;
+}

@@ -1,0 +1,113 @@
+/* Replay: the gates over the outputs stored in a capture. */
+#include "adm_capture.h"
+#include "adm_harness.h"
+#include "adm_oracle.h"
+
+#include <stdlib.h>
+
+void adm_replay_result_free(adm_replay_result *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->n; i++) free(r->names ? r->names[i] : NULL);
+    free(r->names);
+    free(r->verdicts);
+    memset(r, 0, sizeof *r);
+}
+
+adm_status adm_harness_replay(const adm_capture *c, const adm_oracle_config *ocfg, const adm_gate_config *gcfg,
+                              adm_replay_result *out)
+{
+    const char *path = adm_capture_path(c) ? adm_capture_path(c) : "(capture)";
+    const adm_op *op = adm_op_find(adm_capture_op(c));
+    const adm_tensor *ref = adm_capture_reference(c);
+    adm_oracle_result orc;
+    adm_oracle *o = NULL;
+    adm_tensor zero_bound;
+    const adm_tensor *ov, *ob;
+    adm_special_outcome *so = NULL;
+    int ns = adm_capture_special_count(c), nc = adm_capture_candidate_count(c);
+    adm_status st = ADM_OK;
+    adm_gate_config gd;
+
+    memset(out, 0, sizeof *out);
+    memset(&orc, 0, sizeof orc);
+    memset(&zero_bound, 0, sizeof zero_bound);
+    if (!gcfg) { adm_gate_config_default(&gd); gcfg = &gd; }
+    if (!ref)
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: no dataset '/reference': replay judges candidates against the "
+                        "reference path's stored output", path);
+    if (nc == 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: no candidate outputs under '/candidates' to judge", path);
+    if (op) {
+        adm_op_params p;
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+        double scale;
+        if ((st = adm_op_params_parse(op, adm_capture_params(c), &p)) != ADM_OK) goto fail_prefix;
+        for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(c, adm_op_input_name(op, i));
+        if ((st = adm_oracle_create(ocfg, &o)) != ADM_OK) goto fail_prefix;
+        if ((st = adm_oracle_eval(o, op, &p, in, &orc)) != ADM_OK) goto fail_prefix;
+        scale = adm_judge_resolve_scale(&orc.value, ref);
+        if ((st = adm_oracle_refine(o, op, &p, in, &orc, scale)) != ADM_OK) goto fail_prefix;
+        ov = &orc.value;
+        ob = &orc.bound;
+        out->certified = 1;
+        out->mpfr_refined = orc.mpfr_refined;
+    } else {
+        ov = adm_capture_oracle(c);
+        if (!ov) return ADM_FAIL(ADM_ERR_FORMAT, "%s: op '%s' is not in the catalog and there is no '/oracle'", path,
+                                 adm_capture_op(c));
+        if ((st = adm_tensor_alloc(&zero_bound, ADM_FP64, ov->ndim, ov->shape)) != ADM_OK) goto fail_prefix;
+        ob = &zero_bound;
+        out->certified = 0;
+    }
+    out->names = calloc((size_t)nc, sizeof *out->names);
+    out->verdicts = calloc((size_t)nc, sizeof *out->verdicts);
+    so = calloc((size_t)(ns ? ns : 1), sizeof *so);
+    if (!out->names || !out->verdicts || !so) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+    for (int k = 0; k < nc; k++) {
+        adm_named_tensor cand = adm_capture_candidate(c, k);
+        adm_judge_input in;
+        memset(&in, 0, sizeof in);
+        for (int s = 0; s < ns; s++) {
+            so[s].name = adm_capture_special_name(c, s);
+            so[s].ref_status = adm_capture_special_refusal(c, s);
+            so[s].ref = adm_capture_special_reference(c, s);
+            if (so[s].ref_status == ADM_OK && !so[s].ref) so[s].ref_status = ADM_ERR_NOT_FOUND;
+            so[s].cand_status = ADM_ERR_NOT_FOUND;
+            so[s].cand = NULL;
+            for (int j = 0; j < adm_capture_special_candidate_count(c, s); j++) {
+                adm_named_tensor sc = adm_capture_special_candidate(c, s, j);
+                if (!strcmp(sc.name, cand.name)) {
+                    so[s].cand_status = ADM_OK;
+                    so[s].cand = sc.tensor;
+                }
+            }
+            /* no stored reference output: nothing to compare the case with */
+            if (so[s].ref_status == ADM_ERR_NOT_FOUND) so[s].cand_status = ADM_ERR_NOT_FOUND;
+        }
+        in.oracle = ov;
+        in.bound = ob;
+        in.oracle_certified = out->certified;
+        in.ref = ref;
+        in.cand = cand.tensor;
+        in.special = so;
+        in.n_special = ns;
+        in.n_views = -1;
+        if (!(out->names[k] = malloc(strlen(cand.name) + 1))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+        strcpy(out->names[k], cand.name);
+        out->n = k + 1;
+        if ((st = adm_judge(&in, gcfg, &out->verdicts[k])) != ADM_OK) {
+            adm_error_prefix("%s: candidate '%s': ", path, cand.name);
+            goto done;
+        }
+    }
+done:
+    free(so);
+    adm_oracle_result_free(&orc);
+    adm_oracle_free(o);
+    adm_tensor_free(&zero_bound);
+    if (st != ADM_OK) adm_replay_result_free(out);
+    return st;
+fail_prefix:
+    adm_error_prefix("%s: ", path);
+    goto done;
+}

@@ -1,0 +1,47 @@
+/* admit reports: the verdict table on a terminal, JSON, JUnit XML. Every
+ * file is written to a temporary name beside its target and renamed into
+ * place, so a crash never leaves a half-written report. */
+#ifndef ADM_REPORT_H
+#define ADM_REPORT_H
+
+#include <stdio.h>
+
+#include "adm_harness.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct adm_report_row {
+    char *source;           /* the capture (or table entry) */
+    char *op;
+    char *candidate;
+    adm_verdict verdict;
+    int has_claim;
+    adm_tier claim;
+    int64_t mpfr_refined;
+} adm_report_row;
+
+typedef struct adm_report adm_report;
+
+adm_status adm_report_create(const char *title, adm_report **out);
+void adm_report_free(adm_report *r);
+adm_status adm_report_add(adm_report *r, const char *source, const char *op, const char *candidate,
+                          const adm_verdict *v, int64_t mpfr_refined, const adm_tier *claim);
+int adm_report_count(const adm_report *r);
+const adm_report_row *adm_report_row_at(const adm_report *r, int i);
+/* 1 when a verdict is looser than its claim. */
+int adm_report_claim_violated(const adm_report_row *row);
+int adm_report_any_violation(const adm_report *r);
+
+void adm_report_print(const adm_report *r, FILE *f);
+adm_status adm_report_write_json(const adm_report *r, const char *path);
+adm_status adm_report_write_junit(const adm_report *r, const char *path);
+
+/* Writes len bytes to path through a temporary file and a rename. */
+adm_status adm_write_atomic(const char *path, const char *data, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

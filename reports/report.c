@@ -1,0 +1,300 @@
+/* The verdict table, JSON and JUnit XML. */
+#include "adm_report.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct adm_report {
+    char *title;
+    adm_report_row *rows;
+    int n, cap;
+};
+
+static char *rdup(const char *s)
+{
+    size_t n = strlen(s ? s : "") + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s ? s : "", n);
+    return d;
+}
+
+adm_status adm_report_create(const char *title, adm_report **out)
+{
+    adm_report *r = calloc(1, sizeof *r);
+    if (!r || !(r->title = rdup(title))) {
+        free(r);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    *out = r;
+    return ADM_OK;
+}
+
+void adm_report_free(adm_report *r)
+{
+    if (!r) return;
+    for (int i = 0; i < r->n; i++) {
+        free(r->rows[i].source);
+        free(r->rows[i].op);
+        free(r->rows[i].candidate);
+    }
+    free(r->rows);
+    free(r->title);
+    free(r);
+}
+
+adm_status adm_report_add(adm_report *r, const char *source, const char *op, const char *candidate,
+                          const adm_verdict *v, int64_t mpfr_refined, const adm_tier *claim)
+{
+    adm_report_row *row;
+    if (r->n == r->cap) {
+        int cap = r->cap ? 2 * r->cap : 8;
+        adm_report_row *nr = realloc(r->rows, sizeof *nr * (size_t)cap);
+        if (!nr) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        r->rows = nr;
+        r->cap = cap;
+    }
+    row = &r->rows[r->n];
+    memset(row, 0, sizeof *row);
+    row->source = rdup(source);
+    row->op = rdup(op);
+    row->candidate = rdup(candidate);
+    if (!row->source || !row->op || !row->candidate) {
+        free(row->source);
+        free(row->op);
+        free(row->candidate);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    row->verdict = *v;
+    row->mpfr_refined = mpfr_refined;
+    if (claim) {
+        row->has_claim = 1;
+        row->claim = *claim;
+    }
+    r->n++;
+    return ADM_OK;
+}
+
+int adm_report_count(const adm_report *r) { return r->n; }
+const adm_report_row *adm_report_row_at(const adm_report *r, int i) { return (i >= 0 && i < r->n) ? &r->rows[i] : NULL; }
+int adm_report_claim_violated(const adm_report_row *row) { return row->has_claim && row->verdict.tier > row->claim; }
+
+int adm_report_any_violation(const adm_report *r)
+{
+    for (int i = 0; i < r->n; i++)
+        if (adm_report_claim_violated(&r->rows[i])) return 1;
+    return 0;
+}
+
+static const char *base(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+void adm_report_print(const adm_report *r, FILE *f)
+{
+    fprintf(f, "%s\n", r->title);
+    fprintf(f, "%-30s %-22s %-9s %-9s %8s %8s %8s %8s  %s\n", "capture", "candidate", "claim", "verdict", "rms", "max",
+            "ulp", "mean", "why");
+    for (int i = 0; i < r->n; i++) {
+        const adm_report_row *row = &r->rows[i];
+        const adm_verdict *v = &row->verdict;
+        double D = fmax(v->rms_r, v->rms_round);
+        int first = 1;
+        fprintf(f, "%-30.30s %-22.22s %-9s %-9s %7.3gx %7.3gx %7.3gx %8.2g  ", base(row->source), row->candidate,
+                row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio,
+                v->ulp_ratio, D > 0 ? v->mean_c / D : 0.0);
+        for (int g = 1; g < ADM_GATE_COUNT; g++) {
+            if (g == ADM_GATE_EXACT && v->tier != ADM_TIER_EXACT) continue;
+            if (v->gate[g].passed) continue;
+            fprintf(f, "%s%s: %s", first ? "" : "\n        ", adm_gate_name(g), v->gate[g].reason);
+            first = 0;
+        }
+        if (first) fprintf(f, "%s", v->tier == ADM_TIER_EXACT ? "bit-identical" : "all gates of its tier hold");
+        if (!v->oracle_certified) fprintf(f, " [user oracle, uncertified]");
+        if (adm_report_claim_violated(row)) fprintf(f, "  << looser than the claim");
+        fprintf(f, "\n");
+    }
+}
+
+adm_status adm_write_atomic(const char *path, const char *data, size_t len)
+{
+    size_t n = strlen(path);
+    char *tmp = malloc(n + 16);
+    int fd;
+    FILE *f;
+    adm_status st = ADM_OK;
+    mode_t um;
+    if (!tmp) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        st = ADM_FAIL(ADM_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
+        free(tmp);
+        return st;
+    }
+    um = umask(0);
+    umask(um);
+    (void)fchmod(fd, 0666 & ~um);
+    f = fdopen(fd, "wb");
+    if (!f || fwrite(data, 1, len, f) != len) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    if (f && fclose(f) != 0 && st == ADM_OK) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot finish writing", path);
+    if (!f) close(fd);
+    if (st == ADM_OK && rename(tmp, path) != 0)
+        st = ADM_FAIL(ADM_ERR_IO, "%s: cannot move the report into place: %s", path, strerror(errno));
+    if (st != ADM_OK) unlink(tmp);
+    free(tmp);
+    return st;
+}
+
+static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
+
+adm_status adm_report_write_json(const adm_report *r, const char *path)
+{
+    json_t *root = json_object(), *arr = json_array();
+    char *text;
+    adm_status st;
+    json_object_set_new(root, "admit_version", json_string(ADM_VERSION_STRING));
+    json_object_set_new(root, "title", json_string(r->title));
+    for (int i = 0; i < r->n; i++) {
+        const adm_report_row *row = &r->rows[i];
+        const adm_verdict *v = &row->verdict;
+        json_t *o = json_object(), *nums = json_object(), *gates = json_array(), *orc = json_object();
+        json_object_set_new(o, "source", json_string(row->source));
+        json_object_set_new(o, "op", json_string(row->op));
+        json_object_set_new(o, "candidate", json_string(row->candidate));
+        json_object_set_new(o, "verdict", json_string(adm_tier_name(v->tier)));
+        json_object_set_new(o, "claim", row->has_claim ? json_string(adm_tier_name(row->claim)) : json_null());
+        json_object_set_new(o, "claim_holds", json_boolean(!adm_report_claim_violated(row)));
+        json_object_set_new(orc, "certified", json_boolean(v->oracle_certified));
+        json_object_set_new(orc, "max_bound", num(v->max_bound));
+        json_object_set_new(orc, "mpfr_refined", json_integer(row->mpfr_refined));
+        json_object_set_new(o, "oracle", orc);
+        json_object_set_new(nums, "elements", json_integer(v->n));
+        json_object_set_new(nums, "rms_error_reference", num(v->rms_r));
+        json_object_set_new(nums, "rms_error_candidate", num(v->rms_c));
+        json_object_set_new(nums, "rms_error_rounded", num(v->rms_round));
+        json_object_set_new(nums, "rms_ratio", num(v->rms_ratio));
+        json_object_set_new(nums, "max_error_reference", num(v->max_r));
+        json_object_set_new(nums, "max_error_candidate", num(v->max_c));
+        json_object_set_new(nums, "max_ratio", num(v->max_ratio));
+        json_object_set_new(nums, "ulp_rms_reference", num(v->ulp_rms_r));
+        json_object_set_new(nums, "ulp_rms_candidate", num(v->ulp_rms_c));
+        json_object_set_new(nums, "ulp_ratio", num(v->ulp_ratio));
+        json_object_set_new(nums, "mean_error_reference", num(v->mean_r));
+        json_object_set_new(nums, "mean_error_candidate", num(v->mean_c));
+        json_object_set_new(nums, "sign_mean_reference", num(v->sign_r));
+        json_object_set_new(nums, "sign_mean_candidate", num(v->sign_c));
+        json_object_set_new(nums, "gain_reference", num(v->gain_r));
+        json_object_set_new(nums, "gain_candidate", num(v->gain_c));
+        json_object_set_new(nums, "channel_bias_reference", num(v->chan_r));
+        json_object_set_new(nums, "channel_bias_candidate", num(v->chan_c));
+        json_object_set_new(nums, "row_bias_reference", num(v->row_r));
+        json_object_set_new(nums, "row_bias_candidate", num(v->row_c));
+        json_object_set_new(nums, "flips_reference", json_integer(v->flips_r));
+        json_object_set_new(nums, "flips_candidate", json_integer(v->flips_c));
+        json_object_set_new(nums, "flip_ties", json_integer(v->ties));
+        json_object_set_new(o, "numbers", nums);
+        for (int g = 1; g < ADM_GATE_COUNT; g++) {
+            json_t *go = json_object();
+            json_object_set_new(go, "gate", json_string(adm_gate_name(g)));
+            json_object_set_new(go, "applicable", json_boolean(v->gate[g].applicable));
+            json_object_set_new(go, "passed", json_boolean(v->gate[g].passed));
+            json_object_set_new(go, "reason", json_string(v->gate[g].reason));
+            json_array_append_new(gates, go);
+        }
+        json_object_set_new(o, "gates", gates);
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(root, "results", arr);
+    text = json_dumps(root, JSON_INDENT(2));
+    json_decref(root);
+    if (!text) return ADM_FAIL(ADM_ERR_NOMEM, "JSON report: out of memory");
+    st = adm_write_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+/* XML text with &, <, >, " escaped, appended to a growing buffer. */
+typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
+
+static void put(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = (b->cap ? 2 * b->cap : 4096) + n;
+        char *p = realloc(b->p, cap);
+        if (!p) { b->oom = 1; return; }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
+
+static void xml(sbuf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': puts_(b, "&amp;"); break;
+        case '<': puts_(b, "&lt;"); break;
+        case '>': puts_(b, "&gt;"); break;
+        case '"': puts_(b, "&quot;"); break;
+        default: put(b, s, 1);
+        }
+    }
+}
+
+adm_status adm_report_write_junit(const adm_report *r, const char *path)
+{
+    sbuf b = {0};
+    char tmp[256];
+    int failures = 0;
+    adm_status st;
+    for (int i = 0; i < r->n; i++) failures += adm_report_claim_violated(&r->rows[i]);
+    puts_(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"");
+    xml(&b, r->title);
+    snprintf(tmp, sizeof tmp, "\" tests=\"%d\" failures=\"%d\">\n", r->n, failures);
+    puts_(&b, tmp);
+    for (int i = 0; i < r->n; i++) {
+        const adm_report_row *row = &r->rows[i];
+        const adm_verdict *v = &row->verdict;
+        puts_(&b, "    <testcase classname=\"");
+        xml(&b, row->source);
+        puts_(&b, "\" name=\"");
+        xml(&b, row->candidate);
+        puts_(&b, "\">\n");
+        snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx</system-out>\n",
+                 adm_tier_name(v->tier), v->rms_ratio, v->max_ratio, v->ulp_ratio);
+        puts_(&b, tmp);
+        if (adm_report_claim_violated(row)) {
+            snprintf(tmp, sizeof tmp, "      <failure message=\"claimed %s, measured %s\">", adm_tier_name(row->claim),
+                     adm_tier_name(v->tier));
+            puts_(&b, tmp);
+            for (int g = 1; g < ADM_GATE_COUNT; g++)
+                if (!v->gate[g].passed && g != ADM_GATE_EXACT) {
+                    xml(&b, adm_gate_name(g));
+                    puts_(&b, ": ");
+                    xml(&b, v->gate[g].reason);
+                    puts_(&b, "\n");
+                }
+            puts_(&b, "</failure>\n");
+        }
+        puts_(&b, "    </testcase>\n");
+    }
+    puts_(&b, "  </testsuite>\n</testsuites>\n");
+    if (b.oom) {
+        free(b.p);
+        return ADM_FAIL(ADM_ERR_NOMEM, "JUnit report: out of memory");
+    }
+    st = adm_write_atomic(path, b.p, b.n);
+    free(b.p);
+    return st;
+}
