@@ -469,10 +469,14 @@ START_TEST(test_sharpness)
         ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
         ck_assert_int_eq(adm_oracle_eval(o, op, &p, in2, &r), ADM_ERR_DTYPE);
         ck_assert_ptr_nonnull(strstr(adm_error_message(), "exact in fp64"));
-        in2[1] = &x; /* [4, 32] as w: K fits, N = 4 */
-        ck_assert_int_eq(adm_tensor_transpose(&w, 0, 1, &xd), ADM_OK);
-        in2[0] = &xd; /* [32, 3] against w [4, 32]: K mismatch */
-        ck_assert_int_eq(adm_oracle_eval(o, op, &p, in2, &r), ADM_ERR_SHAPE);
+        {
+            adm_tensor wt;
+            in2[1] = &x; /* [4, 32] as w: K fits, N = 4 */
+            ck_assert_int_eq(adm_tensor_transpose(&w, 0, 1, &wt), ADM_OK);
+            in2[0] = &wt; /* [32, 3] against w [4, 32]: K mismatch */
+            ck_assert_int_eq(adm_oracle_eval(o, op, &p, in2, &r), ADM_ERR_SHAPE);
+        }
+        adm_tensor_free(&xd);
         adm_oracle_free(o);
     }
     adm_tensor_free(&x);
