@@ -288,10 +288,29 @@ adm_status adm_tensor_contiguous(const adm_tensor *src, adm_tensor *dst)
 adm_status adm_tensor_to_f64(const adm_tensor *t, double *out)
 {
     int64_t n = adm_tensor_numel(t);
-    if (t->dtype == ADM_BF16 && adm_tensor_is_contiguous(t)) {
-        const uint16_t *p = (const uint16_t *)t->data + t->offset;
-        for (int64_t i = 0; i < n; i++) out[i] = adm_bf16_to_f32(p[i]);
-        return ADM_OK;
+    if (adm_tensor_is_contiguous(t)) {
+        switch (t->dtype) {
+        case ADM_BF16: {
+            const uint16_t *p = (const uint16_t *)t->data + t->offset;
+            for (int64_t i = 0; i < n; i++) out[i] = adm_bf16_to_f32(p[i]);
+            return ADM_OK;
+        }
+        case ADM_FP16: {
+            const uint16_t *p = (const uint16_t *)t->data + t->offset;
+            for (int64_t i = 0; i < n; i++) out[i] = adm_fp16_to_f32(p[i]);
+            return ADM_OK;
+        }
+        case ADM_FP32: {
+            const float *p = (const float *)t->data + t->offset;
+            for (int64_t i = 0; i < n; i++) out[i] = p[i];
+            return ADM_OK;
+        }
+        case ADM_FP64:
+            memcpy(out, (const double *)t->data + t->offset, sizeof(double) * (size_t)n);
+            return ADM_OK;
+        default:
+            break;
+        }
     }
     for (int64_t i = 0; i < n; i++) out[i] = adm_tensor_get(t, i);
     return ADM_OK;

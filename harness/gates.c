@@ -99,15 +99,73 @@ static void note_gate(adm_verdict *v, int g, const char *note)
     snprintf(v->gate[g].reason, sizeof v->gate[g].reason, "%s", note);
 }
 
+/* ------------------------------------------------------------ gates 1 and 2 */
+
+/* Element i of an output, exactly; contiguous tensors of the common
+ * formats without the generic index arithmetic. */
+typedef struct reader_ { const void *base; adm_dtype dt; int contig; const adm_tensor *t; } reader_;
+
+static reader_ reader_of(const adm_tensor *t)
+{
+    reader_ r;
+    r.t = t;
+    r.dt = t->dtype;
+    r.contig = adm_tensor_is_contiguous(t);
+    r.base = (const char *)t->data + (size_t)t->offset * (size_t)adm_format_get(t->dtype)->storage_bytes;
+    return r;
+}
+
+static inline double at(const reader_ *r, int64_t i)
+{
+    if (r->contig) {
+        switch (r->dt) {
+        case ADM_BF16: return adm_bf16_to_f32(((const uint16_t *)r->base)[i]);
+        case ADM_FP16: return adm_fp16_to_f32(((const uint16_t *)r->base)[i]);
+        case ADM_FP32: return ((const float *)r->base)[i];
+        case ADM_FP64: return ((const double *)r->base)[i];
+        default: break;
+        }
+    }
+    return adm_tensor_get(r->t, i);
+}
+
+/* x rounded to nearest even in dt and dt's ulp at x, fast for bf16 and
+ * fp16 in their normal range (bit arithmetic on the double: the rounding
+ * increment carries into the exponent as IEEE requires), the generic
+ * encoder elsewhere. Equal to adm_format_round / adm_format_ulp. */
+static inline double round_fast(adm_dtype dt, double x)
+{
+    int man = dt == ADM_BF16 ? 7 : dt == ADM_FP16 ? 10 : -1;
+    double lo = dt == ADM_BF16 ? 0x1p-126 : 0x1p-14, hi = dt == ADM_BF16 ? 0x1p127 : 32768.0;
+    if (man > 0 && fabs(x) >= lo && fabs(x) < hi) {
+        uint64_t b = adm_f64_bits(x);
+        int sh = 52 - man;
+        b += ((1ull << (sh - 1)) - 1) + ((b >> sh) & 1);
+        b &= ~((1ull << sh) - 1);
+        return adm_f64_from_bits(b);
+    }
+    return adm_format_round(dt, x, ADM_RNE, ADM_CVT_SATFINITE);
+}
+
+static inline double ulp_fast(adm_dtype dt, double x)
+{
+    int man = dt == ADM_BF16 ? 7 : dt == ADM_FP16 ? 10 : -1;
+    double lo = dt == ADM_BF16 ? 0x1p-126 : 0x1p-14, hi = dt == ADM_BF16 ? 0x1p127 : 32768.0;
+    if (man > 0 && fabs(x) >= lo && fabs(x) < hi)
+        return adm_f64_from_bits(((adm_f64_bits(x) >> 52 & 0x7ff) - (uint64_t)man) << 52);
+    return adm_format_ulp(dt, x);
+}
+
 double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
 {
     int64_t n = adm_tensor_numel(oracle), m = 0;
     const double *o = oracle->data;
     double s = 0, q = 0;
+#pragma omp parallel for reduction(+ : s, q, m) schedule(static)
     for (int64_t i = 0; i < n; i++) {
         double r = adm_tensor_get(ref, i), rr;
         if (!isfinite(o[i]) || !isfinite(r)) continue;
-        rr = adm_format_round(ref->dtype, o[i], ADM_RNE, 0);
+        rr = round_fast(ref->dtype, o[i]);
         s += (r - o[i]) * (r - o[i]);
         if (isfinite(rr)) q += (rr - o[i]) * (rr - o[i]);
         m++;
@@ -115,13 +173,8 @@ double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
     return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
 }
 
-/* ------------------------------------------------------------ gates 1 and 2 */
-
-typedef struct acc {
-    double se2, sabs_max, sulp2, sum, ssign, seo, sum2;
-} acc;
-
-static void gates_numeric(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
+static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const reader_ *cd, const adm_gate_config *cfg,
+                          adm_verdict *v)
 {
     const double *o = in->oracle->data;
     int64_t n = adm_tensor_numel(in->oracle);
@@ -132,56 +185,86 @@ static void gates_numeric(const adm_judge_input *in, const adm_gate_config *cfg,
     double er2 = 0, ec2 = 0, maxr = 0, maxc = 0, q2 = 0, maxq = 0, ur2 = 0, uc2 = 0, uq2 = 0;
     double sr = 0, sc = 0, tr = 0, tc = 0, gr = 0, gc = 0, o2 = 0, tr2 = 0, tc2 = 0;
     double D, Dmax, Du;
+    int oom = 0;
     if (!chs || !rws || !chn || !rwn) {
         free(chs); free(rws); free(chn); free(rwn);
         fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
         return;
     }
-    /* ulps are measured at max(|o|, rms of o over its row / 16): where a
-     * row's output cancels to near zero, every path's error is many ulps
-     * of that tiny value and would swamp the statistic */
-    double *rowrms = calloc((size_t)(R + 1), sizeof(double));
-    if (!rowrms) {
+    /* One pass, rows shared among threads: each thread keeps its own
+     * channel sums and merges them at the end. ulps are measured at
+     * max(|o|, rms of o over its row / 16): where a row's output cancels
+     * to near zero, every path's error is many ulps of that tiny value and
+     * would swamp the statistic. */
+#pragma omp parallel reduction(+ : er2, ec2, q2, ur2, uc2, uq2, sr, sc, tr, tc, gr, gc, o2, tr2, tc2, m) \
+    reduction(max : maxr, maxc, maxq)
+    {
+        double *tch = calloc((size_t)(2 * N + 1), sizeof(double));
+        int64_t *tcn = calloc((size_t)(N + 1), sizeof(int64_t));
+        if (!tch || !tcn) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t row = 0; row < R; row++) {
+            double rr = 0, floor_;
+            if (!tch || !tcn) continue;
+            for (int64_t j = 0; j < N; j++) {
+                double x = o[row * N + j];
+                if (isfinite(x)) rr += x * x;
+            }
+            floor_ = sqrt(rr / (double)N) / 16;
+            for (int64_t j = 0; j < N; j++) {
+                int64_t i = row * N + j;
+                double r = at(rd, i), c = at(cd, i), er, ec, q, u, sg, oi = o[i];
+                if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) continue;
+                er = r - oi;
+                ec = c - oi;
+                q = round_fast(fmt, oi) - oi;
+                u = 1.0 / ulp_fast(fmt, fmax(fabs(oi), floor_)); /* a power of two: exact */
+                sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
+                er2 += er * er;
+                ec2 += ec * ec;
+                q2 += q * q;
+                maxr = fmax(maxr, fabs(er));
+                maxc = fmax(maxc, fabs(ec));
+                maxq = fmax(maxq, fabs(q));
+                ur2 += (er * u) * (er * u);
+                uc2 += (ec * u) * (ec * u);
+                uq2 += (q * u) * (q * u);
+                sr += er;
+                sc += ec;
+                tr += er * sg;
+                tc += ec * sg;
+                tr2 += er * er * sg * sg;
+                tc2 += ec * ec * sg * sg;
+                gr += er * oi;
+                gc += ec * oi;
+                o2 += oi * oi;
+                tch[2 * j] += er;
+                tch[2 * j + 1] += ec;
+                tcn[j]++;
+                rws[2 * row] += er;
+                rws[2 * row + 1] += ec;
+                rwn[row]++;
+                m++;
+            }
+        }
+        if (tch && tcn) {
+#pragma omp critical
+            for (int64_t j = 0; j < N; j++) {
+                chs[2 * j] += tch[2 * j];
+                chs[2 * j + 1] += tch[2 * j + 1];
+                chn[j] += tcn[j];
+            }
+        }
+        free(tch);
+        free(tcn);
+    }
+    if (oom) {
         free(chs); free(rws); free(chn); free(rwn);
         fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
         return;
-    }
-    for (int64_t i = 0; i < n; i++)
-        if (isfinite(o[i])) rowrms[i / N] += o[i] * o[i];
-    for (int64_t i = 0; i < R; i++) rowrms[i] = sqrt(rowrms[i] / (double)N);
-    for (int64_t i = 0; i < n; i++) {
-        double r = adm_tensor_get(in->ref, i), c = adm_tensor_get(in->cand, i), er, ec, q, u, sg;
-        if (!isfinite(o[i]) || !isfinite(r) || !isfinite(c)) continue;
-        er = r - o[i];
-        ec = c - o[i];
-        q = adm_format_round(fmt, o[i], ADM_RNE, ADM_CVT_SATFINITE) - o[i];
-        u = adm_format_ulp(fmt, fmax(fabs(o[i]), rowrms[i / N] / 16));
-        sg = o[i] > 0 ? 1.0 : (o[i] < 0 ? -1.0 : 0.0);
-        er2 += er * er;
-        ec2 += ec * ec;
-        q2 += q * q;
-        maxr = fmax(maxr, fabs(er));
-        maxc = fmax(maxc, fabs(ec));
-        maxq = fmax(maxq, fabs(q));
-        ur2 += (er / u) * (er / u);
-        uc2 += (ec / u) * (ec / u);
-        uq2 += (q / u) * (q / u);
-        sr += er;
-        sc += ec;
-        tr += er * sg;
-        tc += ec * sg;
-        tr2 += er * er * sg * sg;
-        tc2 += ec * ec * sg * sg;
-        gr += er * o[i];
-        gc += ec * o[i];
-        o2 += o[i] * o[i];
-        chs[2 * (i % N)] += er;
-        chs[2 * (i % N) + 1] += ec;
-        chn[i % N]++;
-        rws[2 * (i / N)] += er;
-        rws[2 * (i / N) + 1] += ec;
-        rwn[i / N]++;
-        m++;
     }
     v->n = m;
     if (m == 0) {
@@ -278,7 +361,6 @@ static void gates_numeric(const adm_judge_input *in, const adm_gate_config *cfg,
         }
     }
 done:
-    free(rowrms);
     free(chs);
     free(rws);
     free(chn);
@@ -310,11 +392,19 @@ static int special_positions(const adm_tensor *r, const adm_tensor *c, char *why
     return 1;
 }
 
-static void gate_special(const adm_judge_input *in, adm_verdict *v)
+static int kind_of(double x) { return isnan(x) ? 1 : (isinf(x) ? (x > 0 ? 2 : 3) : 0); }
+
+static void gate_special(const adm_judge_input *in, const reader_ *rd, const reader_ *cd, adm_verdict *v)
 {
+    static const char *what[4] = {"a finite value", "NaN", "+Inf", "-Inf"};
     char why[300];
-    if (!special_positions(in->ref, in->cand, why, sizeof why))
-        fail_gate(v, ADM_GATE_SPECIAL, "On the capture's inputs, %s.", why);
+    int64_t n = adm_tensor_numel(in->ref), first = n;
+#pragma omp parallel for reduction(min : first) schedule(static)
+    for (int64_t i = 0; i < n; i++)
+        if (i < first && kind_of(at(rd, i)) != kind_of(at(cd, i))) first = i;
+    if (first < n)
+        fail_gate(v, ADM_GATE_SPECIAL, "On the capture's inputs, element %lld is %s where the reference has %s.",
+                  (long long)first, what[kind_of(at(cd, first))], what[kind_of(at(rd, first))]);
     for (int s = 0; s < in->n_special; s++) {
         const adm_special_outcome *so = &in->special[s];
         if (so->cand_status == ADM_ERR_NOT_FOUND) continue; /* not run on this case */
@@ -358,21 +448,22 @@ static int cmp_desc(const void *a, const void *b)
     return x > y ? -1 : x < y;
 }
 
-static void gate_flip(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
+static void gate_flip(const adm_judge_input *in, const reader_ *rd, const reader_ *cd, const adm_gate_config *cfg,
+                      adm_verdict *v)
 {
-    const adm_reader *rd = in->reader;
+    const adm_reader *rdr = in->reader;
     const double *o = in->oracle->data;
     int64_t n = adm_tensor_numel(in->oracle);
     double scale = 1, amax = 0;
-    if (!rd || rd->kind == ADM_READER_NONE) {
+    if (!rdr || rdr->kind == ADM_READER_NONE) {
         note_gate(v, ADM_GATE_FLIP, "no downstream reader declared");
         return;
     }
     for (int64_t i = 0; i < n; i++)
         if (isfinite(o[i])) amax = fmax(amax, fabs(o[i]));
-    if (rd->kind == ADM_READER_QUANTIZE) scale = amax > 0 ? amax / adm_format_get(rd->format)->max_finite : 1;
-    if (rd->kind == ADM_READER_TOPK) {
-        int64_t N = in->oracle->shape[in->oracle->ndim - 1], R = N ? n / N : 0, k = rd->k < N ? rd->k : N;
+    if (rdr->kind == ADM_READER_QUANTIZE) scale = amax > 0 ? amax / adm_format_get(rdr->format)->max_finite : 1;
+    if (rdr->kind == ADM_READER_TOPK) {
+        int64_t N = in->oracle->shape[in->oracle->ndim - 1], R = N ? n / N : 0, k = rdr->k < N ? rdr->k : N;
         double *buf = malloc(sizeof *buf * (size_t)(N + 1));
         for (int64_t r = 0; r < R && buf; r++) {
             double tho, thr, thc;
@@ -383,15 +474,14 @@ static void gate_flip(const adm_judge_input *in, const adm_gate_config *cfg, adm
             qsort(buf, (size_t)N, sizeof *buf, cmp_desc);
             tho = buf[k - 1];
             dist = adm_format_ulp(in->ref->dtype, tho) / 2;
-            for (int64_t j = 0; j < N; j++) buf[j] = adm_tensor_get(in->ref, base + j);
+            for (int64_t j = 0; j < N; j++) buf[j] = at(rd, base + j);
             qsort(buf, (size_t)N, sizeof *buf, cmp_desc);
             thr = buf[k - 1];
-            for (int64_t j = 0; j < N; j++) buf[j] = adm_tensor_get(in->cand, base + j);
+            for (int64_t j = 0; j < N; j++) buf[j] = at(cd, base + j);
             qsort(buf, (size_t)N, sizeof *buf, cmp_desc);
             thc = buf[k - 1];
             for (int64_t j = 0; j < N; j++) {
-                int dO = orow[j] >= tho, dR = adm_tensor_get(in->ref, base + j) >= thr,
-                    dC = adm_tensor_get(in->cand, base + j) >= thc;
+                int dO = orow[j] >= tho, dR = at(rd, base + j) >= thr, dC = at(cd, base + j) >= thc;
                 if (fabs(orow[j] - tho) <= dist && orow[j] != tho) { v->ties++; continue; }
                 v->decisions++;
                 v->flips_r += dR != dO;
@@ -401,19 +491,19 @@ static void gate_flip(const adm_judge_input *in, const adm_gate_config *cfg, adm
         free(buf);
     } else {
         for (int64_t i = 0; i < n; i++) {
-            double r = adm_tensor_get(in->ref, i), c = adm_tensor_get(in->cand, i);
+            double r = at(rd, i), c = at(cd, i);
             double dist = adm_format_ulp(in->ref->dtype, o[i]) / 2;
             if (!isfinite(o[i])) continue;
-            if (near_boundary(rd, o[i], scale, dist)) { v->ties++; continue; }
+            if (near_boundary(rdr, o[i], scale, dist)) { v->ties++; continue; }
             v->decisions++;
-            v->flips_r += decide(rd, r, scale) != decide(rd, o[i], scale);
-            v->flips_c += decide(rd, c, scale) != decide(rd, o[i], scale);
+            v->flips_r += decide(rdr, r, scale) != decide(rdr, o[i], scale);
+            v->flips_c += decide(rdr, c, scale) != decide(rdr, o[i], scale);
         }
     }
-    v->gate[ADM_GATE_FLIP].applicable = rd->declared;
+    v->gate[ADM_GATE_FLIP].applicable = rdr->declared;
     /* allowance for counting noise: 3 sqrt(flips_r + 1) */
     if ((double)v->flips_c > cfg->flip_limit * (double)v->flips_r + 3.0 * sqrt((double)v->flips_r + 1.0)) {
-        if (rd->declared)
+        if (rdr->declared)
             fail_gate(v, ADM_GATE_FLIP, "The downstream reader's decisions flip %lld times against the reference "
                       "path's %lld (of %lld, %lld ties counted apart).", (long long)v->flips_c,
                       (long long)v->flips_r, (long long)v->decisions, (long long)v->ties);
@@ -480,6 +570,12 @@ static int bits_identical(const adm_tensor *a, const adm_tensor *b, int64_t *whe
     if (a->dtype != b->dtype || a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))
         return 0;
     n = adm_tensor_numel(a);
+    if (adm_tensor_is_contiguous(a) && adm_tensor_is_contiguous(b)) {
+        size_t es = (size_t)adm_format_get(a->dtype)->storage_bytes;
+        if (!memcmp((const char *)a->data + (size_t)a->offset * es, (const char *)b->data + (size_t)b->offset * es,
+                    (size_t)n * es))
+            return 1;
+    }
     for (int64_t i = 0; i < n; i++) {
         uint64_t x = adm_tensor_bits(a, i), y = adm_tensor_bits(b, i);
         if (x == y) continue;
@@ -517,6 +613,7 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
 {
     adm_gate_config d;
     double scale, maxb = 0;
+    reader_ rd, cd;
     int64_t n;
     char a[160], b[160];
     if (!cfg) { adm_gate_config_default(&d); cfg = &d; }
@@ -533,22 +630,32 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
                         adm_shape_str(in->ref->ndim, in->ref->shape, a, sizeof a),
                         adm_shape_str(in->oracle->ndim, in->oracle->shape, b, sizeof b));
     v->oracle_certified = in->oracle_certified;
+#pragma omp parallel for reduction(max : maxb) schedule(static)
     for (int64_t i = 0; i < n; i++) {
         double bb = ((const double *)in->bound->data)[i];
         if (isfinite(((const double *)in->oracle->data)[i]) && bb > maxb) maxb = bb;
     }
     v->max_bound = maxb;
-    scale = adm_judge_resolve_scale(in->oracle, in->ref);
-    if (in->oracle_certified && maxb > cfg->sharpness * scale && scale > 0)
+    if (in->cand->ndim != in->ref->ndim ||
+        memcmp(in->cand->shape, in->ref->shape, sizeof(int64_t) * (size_t)in->ref->ndim)) {
+        fail_gate(v, ADM_GATE_SPECIAL, "The output has shape %s, the reference %s.",
+                  adm_shape_str(in->cand->ndim, in->cand->shape, a, sizeof a),
+                  adm_shape_str(in->ref->ndim, in->ref->shape, b, sizeof b));
+        fail_gate(v, ADM_GATE_MAGNITUDE, "The output's shape differs from the reference's.");
+        fail_gate(v, ADM_GATE_EXACT, "The output's shape differs from the reference's.");
+        v->tier = ADM_TIER_HIGH;
+        return ADM_OK;
+    }
+    rd = reader_of(in->ref);
+    cd = reader_of(in->cand);
+    gates_numeric(in, &rd, &cd, cfg, v);
+    scale = fmax(v->rms_r, v->rms_round);
+    if (in->oracle_certified && scale > 0 && maxb > cfg->sharpness * scale)
         return ADM_FAIL(ADM_ERR_RANGE, "judge: the oracle's max bound %.3g is above %.2g of the reference error "
                         "%.3g; refine it first (adm_oracle_refine)", maxb, cfg->sharpness, scale);
-    gate_special(in, v);
-    if (in->cand->ndim == in->ref->ndim && !memcmp(in->cand->shape, in->ref->shape, sizeof(int64_t) * (size_t)in->ref->ndim))
-        gates_numeric(in, cfg, v);
-    else
-        fail_gate(v, ADM_GATE_MAGNITUDE, "The output's shape differs from the reference's.");
+    gate_special(in, &rd, &cd, v);
     gate_strides(in, v);
-    gate_flip(in, cfg, v);
+    gate_flip(in, &rd, &cd, cfg, v);
     gate_static(in, v);
     gate_exact(in, v);
     if (v->gate[ADM_GATE_EXACT].passed && v->gate[ADM_GATE_STRIDES].passed && v->gate[ADM_GATE_SPECIAL].passed) {
