@@ -191,11 +191,26 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
         fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
         return;
     }
+    /* ulps are measured at max(|o|, min(rms of o over its row, over its
+     * channel) / 4): the element's own scale, or the typical magnitude of
+     * its token and channel where the output cancels to near zero (there
+     * every path's error is many ulps of that tiny value and would swamp
+     * the statistic). A token or channel of small magnitude is still
+     * measured at its own scale. */
+    double *colrms = calloc((size_t)(N + 1), sizeof(double));
+    if (!colrms) {
+        free(chs); free(rws); free(chn); free(rwn);
+        fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
+        return;
+    }
+    for (int64_t row = 0; row < R; row++)
+        for (int64_t j = 0; j < N; j++) {
+            double x = o[row * N + j];
+            if (isfinite(x)) colrms[j] += x * x;
+        }
+    for (int64_t j = 0; j < N; j++) colrms[j] = sqrt(colrms[j] / (double)(R ? R : 1));
     /* One pass, rows shared among threads: each thread keeps its own
-     * channel sums and merges them at the end. ulps are measured at
-     * max(|o|, rms of o over its row / 16): where a row's output cancels
-     * to near zero, every path's error is many ulps of that tiny value and
-     * would swamp the statistic. */
+     * channel sums and merges them at the end. */
 #pragma omp parallel reduction(+ : er2, ec2, q2, ur2, uc2, uq2, sr, sc, tr, tc, gr, gc, o2, tr2, tc2, m) \
     reduction(max : maxr, maxc, maxq)
     {
@@ -213,7 +228,7 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
                 double x = o[row * N + j];
                 if (isfinite(x)) rr += x * x;
             }
-            floor_ = sqrt(rr / (double)N) / 16;
+            floor_ = sqrt(rr / (double)N);
             for (int64_t j = 0; j < N; j++) {
                 int64_t i = row * N + j;
                 double r = at(rd, i), c = at(cd, i), er, ec, q, u, sg, oi = o[i];
@@ -221,7 +236,7 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
                 er = r - oi;
                 ec = c - oi;
                 q = round_fast(fmt, oi) - oi;
-                u = 1.0 / ulp_fast(fmt, fmax(fabs(oi), floor_)); /* a power of two: exact */
+                u = 1.0 / ulp_fast(fmt, fmax(fabs(oi), fmin(floor_, colrms[j]) / 4)); /* a power of two */
                 sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
                 er2 += er * er;
                 ec2 += ec * ec;
@@ -262,7 +277,7 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
         free(tcn);
     }
     if (oom) {
-        free(chs); free(rws); free(chn); free(rwn);
+        free(colrms); free(chs); free(rws); free(chn); free(rwn);
         fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
         return;
     }
@@ -361,6 +376,7 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
         }
     }
 done:
+    free(colrms);
     free(chs);
     free(rws);
     free(chn);

@@ -447,6 +447,202 @@ START_TEST(test_false_alarms)
 }
 END_TEST
 
+/* ------------------------------------------------------------ the seed's table */
+
+/* The operator-level table of the seed (000_255841753a6f2cd3.txt, "The
+ * tier assignments, measured"), on DiT-shaped activations: three
+ * transformations admitted near 1x or below, three rejected by orders of
+ * magnitude. Each row: oracle of the op, the reference path and the
+ * candidate as emulations, then the verdict. */
+static void oracle_of(const char *opname, const char *params, const adm_tensor *const *in, adm_oracle_result *r)
+{
+    const adm_op *op = adm_op_find(opname);
+    adm_op_params p;
+    adm_oracle *o;
+    ck_assert_int_eq(adm_op_params_parse(op, params, &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, r) == ADM_OK, "%s", adm_error_message());
+    adm_oracle_free(o);
+}
+
+static void judge_raw(const adm_oracle_result *orc, const adm_tensor *ref, const adm_tensor *cand, adm_verdict *v)
+{
+    adm_judge_input in;
+    memset(&in, 0, sizeof in);
+    in.n_views = -1;
+    in.oracle = &orc->value;
+    in.bound = &orc->bound;
+    in.oracle_certified = 1;
+    in.ref = ref;
+    in.cand = cand;
+    ck_assert_msg(adm_judge(&in, NULL, v) == ADM_OK, "%s", adm_error_message());
+}
+
+static float bf(float v) { return adm_bf16_to_f32(adm_bf16_from_f32(v)); }
+
+START_TEST(test_seed_table)
+{
+    adm_synth_config sc;
+    adm_tensor x, g, y, ref, cand, w, q, k, vv;
+    adm_oracle_result orc;
+    adm_verdict v;
+    int64_t M = 256, C = 3072;
+    adm_synth_config_default(&sc);
+    sc.tokens = M;
+    sc.channels = C;
+    sc.seed = 77;
+    ck_assert_int_eq(adm_synth_activations(&sc, &x), ADM_OK);
+
+    /* 1, 2: fused linear+GELU and a reassociated fp32 reduction */
+    {
+        fixture f;
+        adm_gemm_emu re, ce;
+        make_fixture(&f, 78, 256, 3072, 768, 1);
+        ref_emu(&f, &re);
+        run_emu(&f, &re, &ref);
+        ce = re;
+        ce.bias_in_accumulator = 1;
+        ce.gelu_fused = 1;
+        run_emu(&f, &ce, &cand);
+        judge(&f, &ref, &cand, NULL, &v);
+        show("seed: fused linear+GELU (0.66x)", &v);
+        ck_assert(v.tier == ADM_TIER_LOSSLESS && v.rms_ratio < 1.0);
+        adm_tensor_free(&cand);
+        ce = re;
+        ce.splitk = 6;
+        run_emu(&f, &ce, &cand);
+        judge(&f, &ref, &cand, NULL, &v);
+        show("seed: reassociated fp32 (0.98x)", &v);
+        ck_assert(v.tier <= ADM_TIER_LOSSLESS && v.rms_ratio > 0.8 && v.rms_ratio < 1.2);
+        adm_tensor_free(&cand);
+        adm_tensor_free(&ref);
+        free_fixture(&f);
+    }
+    /* 3: per-token gated residual x + g y. Reference: one rounding of the
+     * fp32 expression; candidate: g y rounded to bf16 first, one step
+     * earlier */
+    {
+        int64_t gs[2] = {M, 1};
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &g, &y};
+        adm_tensor yv;
+        ck_assert_int_eq(adm_synth_gaussian(79, 0.3, ADM_BF16, 2, gs, &g), ADM_OK);
+        sc.seed = 80;
+        ck_assert_int_eq(adm_synth_activations(&sc, &yv), ADM_OK);
+        y = yv;
+        oracle_of("gated_residual", "{}", in, &orc);
+        ck_assert_int_eq(adm_tensor_alloc(&ref, ADM_BF16, 2, x.shape), ADM_OK);
+        ck_assert_int_eq(adm_tensor_alloc(&cand, ADM_BF16, 2, x.shape), ADM_OK);
+        for (int64_t i = 0; i < M * C; i++) {
+            float xv = (float)adm_tensor_get(&x, i), gv = (float)adm_tensor_get(&g, i / C),
+                  yv2 = (float)adm_tensor_get(&y, i);
+            adm_tensor_set_bits(&ref, i, adm_bf16_from_f32(xv + gv * yv2));
+            adm_tensor_set_bits(&cand, i, adm_bf16_from_f32(xv + bf(gv * yv2)));
+        }
+        judge_raw(&orc, &ref, &cand, &v);
+        show("seed: per-token gated residual (1.01x)", &v);
+        ck_assert(v.tier == ADM_TIER_LOSSLESS && v.rms_ratio > 0.9 && v.rms_ratio < 1.3);
+        adm_tensor_free(&ref);
+        adm_tensor_free(&cand);
+        adm_tensor_free(&g);
+        adm_tensor_free(&y);
+        adm_oracle_result_free(&orc);
+    }
+    /* 4: norm statistics accumulated in bf16 (Ideogram's gate RMSNorm):
+     * the statistic mean(x^2) per row, fp32 accumulation against bf16 */
+    {
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x};
+        int64_t rs[1] = {M};
+        oracle_of("mean_sq", "{}", in, &orc);
+        ck_assert_int_eq(adm_tensor_alloc(&ref, ADM_FP32, 1, rs), ADM_OK);
+        ck_assert_int_eq(adm_tensor_alloc(&cand, ADM_FP32, 1, rs), ADM_OK);
+        for (int64_t r = 0; r < M; r++) {
+            float a = 0, b = 0;
+            for (int64_t j = 0; j < C; j++) {
+                float xv = (float)adm_tensor_get(&x, r * C + j);
+                a += xv * xv;
+                b = bf(b + bf(xv * xv));
+            }
+            adm_tensor_set_bits(&ref, r, adm_f32_bits(a / (float)C));
+            adm_tensor_set_bits(&cand, r, adm_f32_bits(b / (float)C));
+        }
+        judge_raw(&orc, &ref, &cand, &v);
+        show("seed: bf16 norm statistics (3.8e4x)", &v);
+        ck_assert(v.tier == ADM_TIER_HIGH && v.rms_ratio > 1e3);
+        adm_tensor_free(&ref);
+        adm_tensor_free(&cand);
+        adm_oracle_result_free(&orc);
+    }
+    /* 5: SANA-Video linear attention fed bf16 where the reference promotes
+     * to fp32: the kv state rounded to bf16 before the second GEMM */
+    {
+        int64_t S = 256, D = 64, qs[2] = {S, D};
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&q, &k, &vv};
+        float kv[64][64], ks[64];
+        ck_assert_int_eq(adm_synth_gaussian(81, 1.0, ADM_BF16, 2, qs, &q), ADM_OK);
+        ck_assert_int_eq(adm_synth_gaussian(82, 1.0, ADM_BF16, 2, qs, &k), ADM_OK);
+        ck_assert_int_eq(adm_synth_gaussian(83, 1.0, ADM_BF16, 2, qs, &vv), ADM_OK);
+        oracle_of("linear_attention", "{}", in, &orc);
+        ck_assert_int_eq(adm_tensor_alloc(&ref, ADM_FP32, 2, qs), ADM_OK);
+        ck_assert_int_eq(adm_tensor_alloc(&cand, ADM_FP32, 2, qs), ADM_OK);
+        memset(kv, 0, sizeof kv);
+        memset(ks, 0, sizeof ks);
+        for (int64_t j = 0; j < S; j++)
+            for (int64_t d = 0; d < D; d++) {
+                float f = fmaxf((float)adm_tensor_get(&k, j * D + d), 0.0f);
+                ks[d] += f;
+                for (int64_t e = 0; e < D; e++) kv[d][e] += f * (float)adm_tensor_get(&vv, j * D + e);
+            }
+        for (int pass = 0; pass < 2; pass++)
+            for (int64_t i = 0; i < S; i++) {
+                float den = 0;
+                for (int64_t d = 0; d < D; d++) den += fmaxf((float)adm_tensor_get(&q, i * D + d), 0.0f) * (pass ? bf(ks[d]) : ks[d]);
+                den += 1e-6f;
+                for (int64_t e = 0; e < D; e++) {
+                    float num = 0;
+                    for (int64_t d = 0; d < D; d++)
+                        num += fmaxf((float)adm_tensor_get(&q, i * D + d), 0.0f) * (pass ? bf(kv[d][e]) : kv[d][e]);
+                    adm_tensor_set_bits(pass ? &cand : &ref, i * D + e, adm_f32_bits(num / den));
+                }
+            }
+        judge_raw(&orc, &ref, &cand, &v);
+        show("seed: bf16-input attention GEMM (9.9e3x)", &v);
+        ck_assert(v.tier == ADM_TIER_HIGH && v.rms_ratio > 1e2);
+        adm_tensor_free(&ref);
+        adm_tensor_free(&cand);
+        adm_tensor_free(&q);
+        adm_tensor_free(&k);
+        adm_tensor_free(&vv);
+        adm_oracle_result_free(&orc);
+    }
+    /* 6: FC2's input quantized to NVFP4 before the reference's bf16
+     * intermediate exists: the exact NVFP4 quantize-dequantize (the
+     * oracle's quantize op) feeding the GEMM, fp32 outputs */
+    {
+        int64_t ws[2] = {256, C};
+        adm_oracle_result xq;
+        const adm_tensor *qin[ADM_OP_MAX_INPUTS] = {&x};
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, NULL};
+        adm_gemm_emu re;
+        ck_assert_int_eq(adm_synth_gaussian(84, 1.0 / sqrt((double)C), ADM_BF16, 2, ws, &w), ADM_OK);
+        oracle_of("quantize", "{\"scheme\":\"nvfp4\"}", qin, &xq);
+        oracle_of("linear", "{}", in, &orc);
+        adm_gemm_emu_reference(&re);
+        re.out = ADM_FP32;
+        ck_assert_int_eq(adm_emu_gemm(&x, &w, NULL, &re, &ref), ADM_OK);
+        ck_assert_int_eq(adm_emu_gemm(&xq.value, &w, NULL, &re, &cand), ADM_OK);
+        judge_raw(&orc, &ref, &cand, &v);
+        show("seed: quantized FC2 input (6.9e5x)", &v);
+        ck_assert(v.tier == ADM_TIER_HIGH && v.rms_ratio > 1e3);
+        adm_tensor_free(&ref);
+        adm_tensor_free(&cand);
+        adm_tensor_free(&w);
+        adm_oracle_result_free(&xq);
+        adm_oracle_result_free(&orc);
+    }
+    adm_tensor_free(&x);
+}
+END_TEST
+
 START_TEST(test_tiers_and_config)
 {
     adm_tier t;
@@ -474,6 +670,10 @@ static Suite *harness_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_faults);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("SeedTable");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_seed_table);
     suite_add_tcase(s, tc);
     tc = tcase_create("FalseAlarms");
     tcase_set_timeout(tc, 900);
