@@ -18,6 +18,8 @@ static const char usage[] =
     "  capture validate check captures against the format and the op catalog\n"
     "  oracle           evaluate a capture's op exactly, with certified bounds\n"
     "  replay           score the candidate outputs stored in captures\n"
+    "  run              run implementations on a capture, its probes and views, and score them\n"
+    "  table            measure every entry of a fusion table against its declared tier\n"
     "  version          print the version and what this build can run\n"
     "\n"
     "exit status: 0 the claims hold; 1 a verdict disagrees with a claim;\n"
@@ -28,6 +30,12 @@ int adm_cli_fail(void)
 {
     fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
     return ADM_EXIT_INPUT;
+}
+
+int adm_cli_fail_with(adm_status st)
+{
+    (void)st;
+    return adm_cli_fail();
 }
 
 int adm_cli_usage_error(const char *fmt, ...)
@@ -90,6 +98,8 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "capture") == 0) return adm_cmd_capture(argc - 2, argv + 2);
     if (strcmp(argv[1], "oracle") == 0) return adm_cmd_oracle(argc - 2, argv + 2);
     if (strcmp(argv[1], "replay") == 0) return adm_cmd_replay(argc - 2, argv + 2);
+    if (strcmp(argv[1], "run") == 0) return adm_cmd_run(argc - 2, argv + 2);
+    if (strcmp(argv[1], "table") == 0) return adm_cmd_table(argc - 2, argv + 2);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) return cmd_version();
     fputs(usage, stderr);
     return adm_cli_usage_error("unknown command '%s'", argv[1]);

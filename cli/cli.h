@@ -12,6 +12,8 @@
 
 /* Prints "admit-kernel: <last error message>" and returns ADM_EXIT_INPUT. */
 int adm_cli_fail(void);
+/* The same, for a status just returned (its message is the last error). */
+int adm_cli_fail_with(adm_status st);
 int adm_cli_usage_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
@@ -24,5 +26,7 @@ int adm_cli_parse_f64(const char *s, double *out);
 int adm_cmd_capture(int argc, char **argv);
 int adm_cmd_oracle(int argc, char **argv);
 int adm_cmd_replay(int argc, char **argv);
+int adm_cmd_run(int argc, char **argv);
+int adm_cmd_table(int argc, char **argv);
 
 #endif

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "adm_oracle.h"
 #include "adm_candidates.h"
+#include "adm_harness.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,9 +28,12 @@ static const char capture_usage[] =
     "  --token-sigma S         log-normal per-token scale (default 0.35)\n"
     "  --model M --layer L --step S   provenance\n"
     "  --gzip N                compression level 0-9 (default 4)\n"
-    "  --with-outputs          linear ops: add the eager reference output and emulated\n"
-    "                          candidates (fused_epilogue, splitk4, bf16_accum, fp8_operand,\n"
-    "                          truncate) and special cases (nan_row, empty), for replay\n";
+    "  --with-outputs          add the outputs of every registered implementation of the op\n"
+    "                          (the reference path as /reference, the others as candidates)\n"
+    "                          and special cases (nan_row, empty), for replay\n"
+    "  --nvfp4-grid            put x (and w) on the NVFP4 grid (e2m1 x e4m3 per 16)\n"
+    "other ops: x [tokens, channels] (groupnorm: [1, tokens, channels] channels_last), and\n"
+    "the op's other inputs synthesized by role (gates, weights, k and v, modulation)\n";
 
 /* Matches "--name VALUE" or "--name=VALUE"; advances *i past the value. */
 static int opt(int argc, char **argv, int *i, const char *name, const char **value)
@@ -43,62 +47,121 @@ static int opt(int argc, char **argv, int *i, const char *name, const char **val
     return 1;
 }
 
-/* The eager reference and a set of emulated candidates on x, and on two
- * special cases: a row of NaN and an empty input (M = 0). */
-static adm_status add_emulated_outputs(adm_capture *cap, const adm_tensor *x, const adm_tensor *w,
-                                       const adm_tensor *bias, adm_gelu_kind gelu)
+/* Inputs besides the first, by role, from the seed: gates and modulation
+ * vectors small, weights near 1, second activations of the same kind. */
+static adm_status synth_rest(adm_capture *cap, const char *op, const adm_op_params *p, const adm_synth_config *cfg,
+                             const adm_tensor *x)
 {
-    static const char *names[] = {"fused_epilogue", "splitk4", "bf16_accum", "fp8_operand", "truncate"};
-    adm_gemm_emu ref, e[5];
-    adm_tensor out, nanx, empty;
-    int64_t K = x->shape[1], ns[2] = {2, K}, es[2] = {0, K};
-    int idx;
-    adm_status st;
-    adm_gemm_emu_reference(&ref);
-    ref.gelu = gelu;
-    for (int k = 0; k < 5; k++) e[k] = ref;
-    e[0].bias_in_accumulator = 1;
-    e[0].gelu_fused = 1;
-    e[1].splitk = 4;
-    e[2].accumulator = ADM_BF16;
-    e[3].operand = ADM_E4M3;
-    e[4].out_round = ADM_RTZ;
-    ADM_TRY(adm_emu_gemm(x, w, bias, &ref, &out));
-    st = adm_capture_set_reference(cap, &out);
-    adm_tensor_free(&out);
-    ADM_TRY(st);
-    for (int k = 0; k < 5; k++) {
-        ADM_TRY(adm_emu_gemm(x, w, bias, &e[k], &out));
-        st = adm_capture_add_candidate(cap, names[k], &out);
-        adm_tensor_free(&out);
-        ADM_TRY(st);
+    int64_t M = cfg->tokens, C = cfg->channels, vec[1] = {C}, row[2] = {1, C}, col[2] = {M, 1};
+    uint64_t s = cfg->seed;
+    adm_tensor t;
+    adm_synth_config c2 = *cfg;
+    adm_status st = ADM_OK;
+    c2.seed = s ^ 0x5345434f4e440000ull;
+#define ADD(name, make)                                                                  \
+    do {                                                                                 \
+        if ((st = (make)) != ADM_OK) return st;                                          \
+        st = adm_capture_add_input(cap, name, &t);                                       \
+        adm_tensor_free(&t);                                                             \
+        if (st != ADM_OK) return st;                                                     \
+    } while (0)
+    if (!strcmp(op, "gated_residual")) {
+        ADD("g", adm_synth_gaussian(s ^ 0x47, 0.3, cfg->dtype, 2, col, &t));
+        ADD("y", adm_synth_activations(&c2, &t));
+    } else if (!strcmp(op, "swiglu")) {
+        ADD("up", adm_synth_activations(&c2, &t));
+    } else if (!strcmp(op, "rmsnorm")) {
+        ADD("weight", adm_synth_gaussian(s ^ 0x57, 0.1, cfg->dtype, 1, vec, &t));
+        for (int64_t i = 0; i < C; i++) {
+            uint64_t b;
+            adm_format_encode(cfg->dtype, 1.0 + adm_tensor_get(adm_capture_find_input(cap, "weight"), i), ADM_RNE, 0, &b);
+            adm_tensor_set_bits((adm_tensor *)adm_capture_find_input(cap, "weight"), i, b);
+        }
+    } else if (!strcmp(op, "layernorm")) {
+        if (p->modulate) {
+            ADD("shift", adm_synth_gaussian(s ^ 0x53, 0.5, cfg->dtype, 2, row, &t));
+            ADD("scale", adm_synth_gaussian(s ^ 0x43, 0.5, cfg->dtype, 2, row, &t));
+        }
+    } else if (!strcmp(op, "groupnorm")) {
+        ADD("weight", adm_synth_gaussian(s ^ 0x57, 0.5, cfg->dtype, 1, vec, &t));
+        ADD("bias", adm_synth_gaussian(s ^ 0x42, 0.1, cfg->dtype, 1, vec, &t));
+    } else if (!strcmp(op, "attention") || !strcmp(op, "linear_attention")) {
+        ADD("k", adm_synth_activations(&c2, &t));
+        c2.seed ^= 0x56;
+        ADD("v", adm_synth_activations(&c2, &t));
+    } else if (!strcmp(op, "matmul")) {
+        int64_t bs[2] = {C, C};
+        ADD("b", adm_synth_gaussian(s ^ 0x42, 1.0 / sqrt((double)C), cfg->dtype, 2, bs, &t));
     }
-    /* special cases: the first two rows of x, the second all NaN; and M = 0 */
-    ADM_TRY(adm_tensor_alloc(&nanx, x->dtype, 2, ns));
-    for (int64_t k = 0; k < K; k++) {
-        adm_tensor_set_bits(&nanx, k, adm_tensor_bits(x, k));
-        adm_tensor_set_bits(&nanx, K + k, adm_format_get(x->dtype)->nan_bits);
-    }
-    ADM_TRY(adm_tensor_alloc(&empty, x->dtype, 2, es));
-    for (int c = 0; c < 2; c++) {
-        const adm_tensor *in = c == 0 ? &nanx : &empty;
-        ADM_TRY(adm_capture_add_special(cap, c == 0 ? "nan_row" : "empty", &idx));
-        ADM_TRY(adm_capture_special_add_input(cap, idx, "x", in));
-        ADM_TRY(adm_capture_special_add_input(cap, idx, "w", w));
-        ADM_TRY(adm_capture_special_add_input(cap, idx, "bias", bias));
-        ADM_TRY(adm_emu_gemm(in, w, bias, &ref, &out));
-        st = adm_capture_special_set_reference(cap, idx, &out);
-        adm_tensor_free(&out);
-        ADM_TRY(st);
-        for (int k = 0; k < 5; k++) {
-            ADM_TRY(adm_emu_gemm(in, w, bias, &e[k], &out));
-            st = adm_capture_special_add_candidate(cap, idx, names[k], &out);
-            adm_tensor_free(&out);
-            ADM_TRY(st);
+#undef ADD
+    (void)x;
+    return st;
+}
+
+/* Values on the NVFP4 grid with a unit global scale: per block of 16
+ * along the last axis, an e4m3 block scale near amax/6 and e2m1 values;
+ * every product is exact in bf16 (2 + 4 significant bits). */
+static void nvfp4_grid(adm_tensor *t)
+{
+    int64_t n = adm_tensor_numel(t);
+    for (int64_t b0 = 0; b0 + 16 <= n; b0 += 16) {
+        double amax = 0, sb;
+        for (int64_t i = b0; i < b0 + 16; i++) amax = fmax(amax, fabs(adm_tensor_get(t, i)));
+        sb = adm_format_round(ADM_E4M3, amax / 6.0, ADM_RNE, ADM_CVT_SATFINITE);
+        for (int64_t i = b0; i < b0 + 16; i++) {
+            double q = sb > 0 ? adm_format_round(ADM_E2M1, adm_tensor_get(t, i) / sb, ADM_RNE, ADM_CVT_SATFINITE) * sb : 0.0;
+            uint64_t bits;
+            adm_format_encode(t->dtype, q, ADM_RNE, 0, &bits);
+            adm_tensor_set_bits(t, i, bits);
         }
     }
-    adm_tensor_free(&nanx);
-    adm_tensor_free(&empty);
+}
+
+/* Every registered implementation of the op on the capture's inputs: the
+ * first (the reference path) as /reference, the others as candidates;
+ * likewise on two special cases built from the first input: a row of NaN
+ * and an empty input (M = 0). */
+static adm_status add_registry_outputs(adm_capture *cap, const adm_op *op, const adm_op_params *p)
+{
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+    adm_tensor out, probe[2];
+    int idx[2];
+    static const int kinds[2] = {1, 7};
+    static const char *names[2] = {"nan_row", "empty"};
+    adm_status st;
+    for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(cap, adm_op_input_name(op, i));
+    for (int c = 0; c < 2; c++) {
+        ADM_TRY(adm_harness_probe(in[0], kinds[c], &probe[c]));
+        ADM_TRY(adm_capture_add_special(cap, names[c], &idx[c]));
+        for (int i = 0; i < adm_op_input_count(op); i++)
+            if (in[i]) ADM_TRY(adm_capture_special_add_input(cap, idx[c], adm_op_input_name(op, i), i ? in[i] : &probe[c]));
+    }
+    for (int k = 0, first = 1; k < adm_impl_count(); k++) {
+        const adm_impl *im = adm_impl_at(k);
+        if (strcmp(im->op, adm_op_name(op)) != 0) continue;
+        ADM_TRY(im->run(im, p, in, &out));
+        st = first ? adm_capture_set_reference(cap, &out) : adm_capture_add_candidate(cap, im->name, &out);
+        adm_tensor_free(&out);
+        ADM_TRY(st);
+        for (int c = 0; c < 2; c++) {
+            const adm_tensor *pin[ADM_OP_MAX_INPUTS];
+            memcpy(pin, in, sizeof pin);
+            pin[0] = &probe[c];
+            st = im->run(im, p, pin, &out);
+            if (st == ADM_OK) {
+                st = first ? adm_capture_special_set_reference(cap, idx[c], &out)
+                           : adm_capture_special_add_candidate(cap, idx[c], im->name, &out);
+                adm_tensor_free(&out);
+                ADM_TRY(st);
+            } else if (first) {
+                ADM_TRY(adm_capture_special_set_refusal(cap, idx[c], st));
+            }
+            adm_error_clear();
+        }
+        first = 0;
+    }
+    adm_tensor_free(&probe[0]);
+    adm_tensor_free(&probe[1]);
     return ADM_OK;
 }
 
@@ -113,7 +176,7 @@ static int synth(int argc, char **argv)
     adm_capture *cap = NULL;
     adm_tensor x, w, bias;
     char source[512];
-    int rc = ADM_EXIT_OK, linear, with_outputs = 0;
+    int rc = ADM_EXIT_OK, linear, with_outputs = 0, nvfp4 = 0;
 
     adm_synth_config_default(&cfg);
     tokens = cfg.tokens;
@@ -123,7 +186,9 @@ static int synth(int argc, char **argv)
     memset(&bias, 0, sizeof bias);
     for (int i = 0; i < argc; i++) {
         v = NULL;
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(capture_usage, stdout); return ADM_EXIT_OK; }
         if (!strcmp(argv[i], "--with-outputs")) { with_outputs = 1; continue; }
+        if (!strcmp(argv[i], "--nvfp4-grid")) { nvfp4 = 1; continue; }
         /* every other synth option takes a value */
         if (argv[i][0] == '-' && !strchr(argv[i], '=') && i + 1 >= argc)
             return adm_cli_usage_error("capture synth: option '%s' needs a value", argv[i]);
@@ -159,12 +224,6 @@ static int synth(int argc, char **argv)
     if (!params) params = strstr(op_name, "gelu") ? "{\"approximate\":\"tanh\"}" : "{}";
     if (adm_op_params_parse(op, params, &p) != ADM_OK) return adm_cli_fail();
     linear = strcmp(op_name, "linear") == 0 || strcmp(op_name, "linear+gelu") == 0;
-    if (!linear && adm_op_input_count(op) - 1 != 0) {
-        int need = 0;
-        for (int i = 1; i < adm_op_input_count(op); i++) need |= !adm_op_input_optional(op, i);
-        if (need) return adm_cli_usage_error("capture synth: op '%s' needs more than one input; synth makes "
-                                             "linear, linear+gelu and one-input ops", op_name);
-    }
     if (adm_dtype_from_name(dtype, &cfg.dtype) != ADM_OK) return adm_cli_fail();
     if (cfg.dtype != ADM_BF16 && cfg.dtype != ADM_FP16 && cfg.dtype != ADM_FP32)
         return adm_cli_usage_error("capture synth: --dtype must be bf16, fp16 or fp32");
@@ -179,8 +238,23 @@ static int synth(int argc, char **argv)
              "--out-features %lld --max-over-p99 %g --outlier-fraction %g --token-sigma %g",
              ADM_VERSION_STRING, (long long)seed, (long long)tokens, (long long)channels,
              (long long)out_features, cfg.target_max_over_p99, cfg.outlier_fraction, cfg.token_scale_sigma);
+    if (nvfp4) nvfp4_grid(&x);
+    if (!strcmp(op_name, "groupnorm")) {
+        /* [1, tokens, channels] channels_last, or its [1, channels, tokens] transpose */
+        int64_t s3[3] = {1, tokens, channels};
+        adm_tensor x3, xt;
+        if (adm_tensor_wrap(&x3, x.dtype, 3, s3, NULL, 0, x.data, tokens * channels) != ADM_OK ||
+            (p.channels_last ? adm_tensor_contiguous(&x3, &xt) : (adm_tensor_transpose(&x3, 1, 2, &xt) == ADM_OK
+                                                                ? adm_tensor_contiguous(&xt, &xt) : ADM_ERR_SHAPE)) != ADM_OK) {
+            rc = adm_cli_fail();
+            goto done;
+        }
+        adm_tensor_free(&x);
+        x = xt;
+    }
     if (adm_capture_set_provenance(cap, model, layer, step, source) != ADM_OK ||
-        adm_capture_add_input(cap, "x", &x) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+        adm_capture_add_input(cap, adm_op_input_name(op, 0), &x) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    if (!linear && synth_rest(cap, op_name, &p, &cfg, &x) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     if (linear) {
         int64_t ws[2] = {out_features, channels}, bs[1] = {out_features};
         /* Independent streams for x, w and bias from one seed. */
@@ -191,14 +265,14 @@ static int synth(int argc, char **argv)
             rc = adm_cli_fail();
             goto done;
         }
+        if (nvfp4) nvfp4_grid((adm_tensor *)adm_capture_find_input(cap, "w"));
     }
     if (with_outputs) {
-        if (!linear) { rc = adm_cli_usage_error("capture synth: --with-outputs needs op linear or linear+gelu"); goto done; }
-        if (add_emulated_outputs(cap, &x, &w, &bias, strcmp(op_name, "linear+gelu") == 0 ? (p.gelu_tanh ? ADM_GELU_TANH : ADM_GELU_ERF)
-                                                                                       : ADM_GELU_NONE) != ADM_OK) {
-            rc = adm_cli_fail();
+        if (!adm_impl_reference(op_name)) {
+            rc = adm_cli_usage_error("capture synth: --with-outputs: op '%s' has no registered implementation", op_name);
             goto done;
         }
+        if (add_registry_outputs(cap, op, &p) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     }
     if (adm_capture_validate(cap) != ADM_OK || adm_capture_write(cap, out, (int)gzip) != ADM_OK) {
         rc = adm_cli_fail();

@@ -153,6 +153,33 @@ adm_status adm_harness_replay(const struct adm_capture *c, const struct adm_orac
                               const adm_gate_config *gcfg, adm_replay_result *out);
 void adm_replay_result_free(adm_replay_result *r);
 
+/* ------------------------------------------------------------------ */
+/* Run: executing implementations on a capture's inputs and probes       */
+/* ------------------------------------------------------------------ */
+
+struct adm_impl;
+struct adm_op;
+struct adm_op_params;
+
+typedef struct adm_run_result {
+    adm_verdict verdict;
+    int64_t mpfr_refined;
+    int probes, views;      /* special-value probes and views run */
+} adm_run_result;
+
+/* Runs the reference and the candidate on the inputs, on the special-value
+ * probes (a NaN element, a NaN row, +Inf, -Inf, +-0, subnormals, values
+ * near overflow, an empty M = 0 input) and on non-contiguous views of the
+ * first input (transposed, strided, offset, broadcast), evaluates the
+ * oracle and judges. reader may be NULL. */
+/* Special-value probe k (0 NaN element, 1 NaN row, 2 +Inf, 3 -Inf, 4 +-0,
+ * 5 subnormals, 6 near overflow, 7 empty M = 0) of x, owned. */
+adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out);
+
+adm_status adm_harness_run(const struct adm_op *op, const struct adm_op_params *p, const adm_tensor *const *inputs,
+                           const struct adm_impl *ref, const struct adm_impl *cand, const adm_reader *reader,
+                           const adm_gate_config *gcfg, adm_run_result *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -31,11 +31,12 @@ typedef struct adm_op_params {
     double eps;          /* rmsnorm 1e-6, layernorm/groupnorm 1e-5, linear_attention 1e-6 */
     int modulate;        /* layernorm: y*(1+scale)+shift */
     int groups;          /* groupnorm */
-    int silu;            /* groupnorm: SiLU after the affine */
+    int silu;            /* groupnorm, rmsnorm: SiLU after the affine (VAE decoders) */
     int channels_last;   /* groupnorm: x is [B, L, C] rather than [B, C, L] */
     int causal;          /* attention */
     double attn_scale;   /* attention: 0 means 1/sqrt(D) */
     adm_qscheme scheme;  /* quantize */
+    const char *json;    /* the text parsed (borrowed from the caller), for plugins */
 } adm_op_params;
 
 typedef struct adm_op adm_op;

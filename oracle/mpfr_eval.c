@@ -214,6 +214,10 @@ static void norm(const adm_o_ctx *c, adm_op_id id, int64_t index, mpfr_t y)
         get(t, x, index);
         mpfr_div(v, t, var, MPFR_RNDN);
         if (c->in[1]) { get(t, c->in[1], cc); mpfr_mul(v, v, t, MPFR_RNDN); }
+        if (c->p->silu) {
+            mpfr_set(t, v, MPFR_RNDN);
+            adm_o_silu_mpfr(v, t);
+        }
     } else {
         for (int64_t k = 0; k < n; k++) get(terms[k], x, off[k]);
         sum_terms(mu, terms, n);

@@ -45,6 +45,11 @@ static void normalize(const norm_cfg *cfg, const norm_set *s, double *y, double 
             double v = s->x[k] / den, e;
             if (cfg->w) v *= cfg->w[s->chan[k]];
             e = rel * fabs(v);
+            if (cfg->silu) {
+                double se, o = adm_o_silu(v, &se);
+                e = ADM_SILU_LIPSCHITZ * e + se;
+                v = o;
+            }
             y[k] = v;
             bd[k] = adm_up(e + ADM_TINY);
         }
@@ -111,7 +116,7 @@ adm_status adm_o_eval_norm(const adm_o_ctx *c, double *val, double *bnd)
     memset(&cfg, 0, sizeof cfg);
     cfg.rms = id == OP_RMSNORM;
     cfg.eps = c->p->eps;
-    cfg.silu = id == OP_GROUPNORM && c->p->silu;
+    cfg.silu = (id == OP_GROUPNORM || id == OP_RMSNORM) && c->p->silu;
     if (id == OP_GROUPNORM) {
         B = x->shape[0];
         C = c->p->channels_last ? x->shape[2] : x->shape[1];

@@ -276,7 +276,7 @@ static const adm_op catalog[] = {
     {"swiglu", 0, 0, 0, 2, {"gate", "up"}, 0, shape_binary_same},
     {"linear+gelu", P_APPROX, 0, 0, 3, {"x", "w", "bias"}, OPT(2), shape_linear},
     {"gated_residual", 0, 0, 0, 3, {"x", "g", "y"}, 0, shape_gated_residual},
-    {"rmsnorm", P_EPS, 0, 1e-6, 2, {"x", "weight"}, OPT(1), shape_rmsnorm},
+    {"rmsnorm", P_EPS | P_SILU, 0, 1e-6, 2, {"x", "weight"}, OPT(1), shape_rmsnorm},
     {"layernorm", P_EPS | P_MODULATE, 0, 1e-5, 5, {"x", "weight", "bias", "shift", "scale"},
      OPT(1) | OPT(2) | OPT(3) | OPT(4), shape_layernorm},
     {"groupnorm", P_EPS | P_GROUPS | P_SILU | P_CHANNELS_LAST, P_GROUPS, 1e-5, 3,
@@ -401,6 +401,7 @@ adm_status adm_op_params_parse(const adm_op *op, const char *text, adm_op_params
     p->axis = -1;
     p->eps = op->eps_default;
     if (!text || !*text) text = "{}";
+    p->json = text;
     root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
     if (!root)
         return ADM_FAIL(ADM_ERR_JSON, "op '%s': parameters are not valid JSON (line %d, column %d: %s)",

@@ -19,6 +19,7 @@ typedef struct adm_report_row {
     adm_verdict verdict;
     int has_claim;
     adm_tier claim;
+    int strict;
     int64_t mpfr_refined;
 } adm_report_row;
 
@@ -30,13 +31,18 @@ adm_status adm_report_add(adm_report *r, const char *source, const char *op, con
                           const adm_verdict *v, int64_t mpfr_refined, const adm_tier *claim);
 int adm_report_count(const adm_report *r);
 const adm_report_row *adm_report_row_at(const adm_report *r, int i);
-/* 1 when a verdict is looser than its claim. */
+/* Strict: a verdict stricter than its claim (promotable) also violates. */
+void adm_report_set_strict(adm_report *r, int strict);
+/* 1 when a verdict is looser than its claim (unsafe), or in a strict
+ * report stricter (promotable). */
 int adm_report_claim_violated(const adm_report_row *row);
 int adm_report_any_violation(const adm_report *r);
 
 void adm_report_print(const adm_report *r, FILE *f);
 adm_status adm_report_write_json(const adm_report *r, const char *path);
 adm_status adm_report_write_junit(const adm_report *r, const char *path);
+/* DIR/index.html: the verdict table with every gate's reason. */
+adm_status adm_report_write_html(const adm_report *r, const char *dir);
 
 /* Writes len bytes to path through a temporary file and a rename. */
 adm_status adm_write_atomic(const char *path, const char *data, size_t len);

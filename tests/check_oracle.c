@@ -284,6 +284,7 @@ static const op_case op_cases[] = {
     {"softmax", "softmax", "{}", 1, {2}, {{6, 40}}, {ADM_BF16}, 2},
     {"softmax axis0", "softmax", "{\"axis\":0}", 1, {2}, {{9, 5}}, {ADM_FP32}, 0},
     {"rmsnorm", "rmsnorm", "{\"eps\":1e-6}", 2, {2, 1}, {{6, 64}, {64}}, {ADM_BF16, ADM_BF16}, 2},
+    {"rmsnorm silu", "rmsnorm", "{\"silu\":true}", 2, {2, 1}, {{6, 64}, {64}}, {ADM_BF16, ADM_BF16}, 0},
     {"layernorm", "layernorm", "{}", 3, {2, 1, 1}, {{6, 64}, {64}, {64}}, {ADM_BF16, ADM_BF16, ADM_BF16}, 1},
     {"layernorm modulate", "layernorm", "{\"modulate\":true,\"eps\":1e-6}", 5, {2, 0, 0, 2, 2},
      {{6, 32}, {0}, {0}, {1, 32}, {6, 32}}, {ADM_BF16, 0, 0, ADM_BF16, ADM_FP32}, 0},

@@ -43,7 +43,7 @@ expect 2 "--tokens: expected 1 to 2^24" -- "$admit" capture synth -o "$work/s.h5
 expect 2 "--tokens: expected 1 to 2^24" -- "$admit" capture synth -o "$work/s.h5" --tokens 12abc
 expect 2 "needs a value" -- "$admit" capture synth -o "$work/s.h5" --seed
 expect 2 "op 'bogus' is not in the catalog" -- "$admit" capture synth -o "$work/s.h5" --op bogus
-expect 2 "needs more than one input" -- "$admit" capture synth -o "$work/s.h5" --op matmul
+expect 2 "--with-outputs: op 'matmul' has no registered implementation" -- "$admit" capture synth -o "$work/s.h5" --op matmul --tokens 4 --channels 8 --with-outputs
 expect 2 "'approximate' must be" -- "$admit" capture synth -o "$work/s.h5" --params '{"approximate":"x"}'
 expect 2 "not valid JSON" -- "$admit" capture synth -o "$work/s.h5" --params '{'
 expect 2 "unknown dtype 'int4'" -- "$admit" capture synth -o "$work/s.h5" --dtype int4
@@ -57,6 +57,10 @@ expect 0 "valid admit-capture v1, op linear+gelu, 3 input(s)" -- "$admit" captur
 expect 0 "model    FLUX.1-dev" "step     3" "inputs/w" "[32, 128]" -- "$admit" capture inspect "$work/s.h5"
 expect 0 "wrote" -- "$admit" capture synth -o "$work/g.h5" --op gelu --tokens 16 --channels 32
 expect 0 "op gelu, 1 input(s)" -- "$admit" capture validate "$work/g.h5"
+expect 0 "wrote" -- "$admit" capture synth -o "$work/a.h5" --op attention --params '{"causal":true}' --tokens 16 --channels 8
+expect 0 "op attention, 3 input(s)" -- "$admit" capture validate "$work/a.h5"
+expect 0 "wrote" -- "$admit" capture synth -o "$work/gn.h5" --op groupnorm --params '{"groups":4}' --tokens 16 --channels 8 --with-outputs
+expect 0 "op groupnorm, 3 input(s), reference, 1 candidate(s), 2 special case(s)" -- "$admit" capture validate "$work/gn.h5"
 
 # The bundled captures are valid.
 for f in "$src"/captures/data/*.h5; do

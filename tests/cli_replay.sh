@@ -25,13 +25,13 @@ g=$src/captures/data/flux_fc1_gelu_small.h5
 l=$src/captures/data/flux_fc1_linear_small.h5
 # The claims that hold: exit 0.
 expect 0 "fused_epilogue         lossless  lossless" "bf16_accum             -         high" \
-    -- "$admit" replay "$g" "$l" --claim fused_epilogue=lossless --claim splitk4=lossless \
+    -- "$admit" replay "$g" "$l" --claim fused_epilogue=lossless --claim splitk4=lossless --claim bias_epilogue=lossless \
        --json "$work/r.json" --junit "$work/r.xml"
 /usr/bin/python3 - "$work/r.json" "$work/r.xml" <<'PY' || { echo "FAIL: reports do not parse"; fails=$((fails + 1)); }
 import json, sys, xml.etree.ElementTree as ET
 r = json.load(open(sys.argv[1]))
 rows = {(x["source"].split("/")[-1], x["candidate"]): x for x in r["results"]}
-assert len(rows) == 10, rows.keys()
+assert len(rows) == 6 + 7, rows.keys()
 f = rows[("flux_fc1_gelu_small.h5", "fused_epilogue")]
 assert f["verdict"] == "lossless" and f["claim"] == "lossless" and f["claim_holds"], f
 assert f["oracle"]["certified"] and f["oracle"]["max_bound"] < 1e-9, f["oracle"]
@@ -40,20 +40,21 @@ t = rows[("flux_fc1_gelu_small.h5", "truncate")]
 assert t["verdict"] == "high" and [g for g in t["gates"] if g["gate"] == "bias"][0]["passed"] is False
 x = ET.parse(sys.argv[2]).getroot()
 suite = x.find("testsuite")
-assert suite.get("tests") == "10" and suite.get("failures") == "0", suite.attrib
+assert suite.get("tests") == "13" and suite.get("failures") == "0", suite.attrib
 PY
 checks=$((checks + 1))
 # A high-tier fusion declared lossless: exit 1, says why, JUnit failure.
 expect 1 "looser than the claim" "magnitude: RMS error" -- "$admit" replay "$g" --claim bf16_accum=lossless --junit "$work/f.xml"
 grep -q '<failure message="claimed lossless, measured high">' "$work/f.xml" || { echo "FAIL: no JUnit failure"; fails=$((fails + 1)); }
 checks=$((checks + 1))
-expect 1 "looser than the claim" -- "$admit" replay "$g" --claim splitk4=exact
+expect 1 "looser than the claim" -- "$admit" replay "$g" --claim fused_epilogue=exact
 # Bad input and usage: exit 2, no report written.
 expect 2 "no candidate named 'nope'" -- "$admit" replay "$g" --claim nope=lossless --json "$work/never.json"
 [ -e "$work/never.json" ] && { echo "FAIL: a refused replay wrote a report"; fails=$((fails + 1)); }
 expect 2 "unknown tier 'extra-high'" -- "$admit" replay "$g" --claim fused_epilogue=extra-high
 expect 2 "expected NAME=TIER" -- "$admit" replay "$g" --claim fused_epilogue
-expect 2 "no dataset '/reference'" -- "$admit" replay "$src/captures/data/dit_act_gelu.h5"
+"$admit" capture synth -o "$work/noref.h5" --op gelu --tokens 8 --channels 16 >/dev/null
+expect 2 "no dataset '/reference'" -- "$admit" replay "$work/noref.h5"
 expect 2 "expected at least one CAPTURE" -- "$admit" replay
 expect 2 "cannot create a temporary file" -- "$admit" replay "$g" --json /nonexistent-admit-dir/r.json
 leftover=$(find "$work" -name '*.tmp.*' | head -1)

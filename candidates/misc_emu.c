@@ -1,0 +1,75 @@
+/* Gated residual and linear attention emulations. */
+#include "adm_candidates.h"
+#include "norm_emu.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static float bf(float v) { return adm_bf16_to_f32(adm_bf16_from_f32(v)); }
+
+/* x + g y. Reference: one fp32 expression, one rounding (addcmul);
+ * early: g y rounded to the output format first (the fused kernel of
+ * Helios / LingBot Video rounds one step earlier). */
+adm_status adm_emu_gated_residual(const adm_op_params *p, const adm_tensor *const *in, int early, adm_tensor *out)
+{
+    const adm_tensor *x = in[0], *y = in[2];
+    adm_tensor g;
+    int64_t n = adm_tensor_numel(x);
+    (void)p;
+    ADM_TRY(adm_tensor_broadcast(in[1], x->ndim, x->shape, &g));
+    ADM_TRY(adm_tensor_alloc(out, x->dtype, x->ndim, x->shape));
+    for (int64_t i = 0; i < n; i++) {
+        float gy = (float)adm_tensor_get(&g, i) * (float)adm_tensor_get(y, i), v;
+        uint64_t b;
+        if (early) gy = (float)adm_format_round(x->dtype, gy, ADM_RNE, 0);
+        v = (float)adm_tensor_get(x, i) + gy;
+        adm_format_encode(x->dtype, v, ADM_RNE, 0, &b);
+        adm_tensor_set_bits(out, i, b);
+    }
+    return ADM_OK;
+}
+
+/* Linear attention with the ReLU feature map, per head: KV = phi(k)^T v,
+ * ks = sum phi(k) in fp32, out = phi(q) KV / (phi(q) ks + eps), fp32 out.
+ * bf16_state: KV and ks rounded to bf16 before the second GEMM (SANA-Video
+ * feeding bf16 where the reference promotes to fp32). */
+adm_status adm_emu_linear_attention(const adm_op_params *p, const adm_tensor *const *in, int bf16_state,
+                                    adm_tensor *out)
+{
+    const adm_tensor *q = in[0], *k = in[1], *v = in[2];
+    int r = q->ndim;
+    int64_t S = q->shape[r - 2], D = q->shape[r - 1], T = k->shape[r - 2], E = v->shape[r - 1];
+    int64_t H = (S > 0 && D > 0) ? adm_tensor_numel(q) / (S * D) : 1, os[ADM_MAX_DIMS];
+    float *kv = malloc(sizeof *kv * (size_t)(D * E + D + 1)), *ks;
+    if (!kv) return ADM_FAIL(ADM_ERR_NOMEM, "linear attention emulation: out of memory");
+    ks = kv + D * E;
+    memcpy(os, q->shape, sizeof(int64_t) * (size_t)r);
+    os[r - 1] = E;
+    if (adm_tensor_alloc(out, ADM_FP32, r, os) != ADM_OK) { free(kv); return adm_error_code(); }
+    for (int64_t h = 0; h < H; h++) {
+        memset(kv, 0, sizeof *kv * (size_t)(D * E + D));
+        for (int64_t j = 0; j < T; j++)
+            for (int64_t d = 0; d < D; d++) {
+                float f = fmaxf((float)adm_tensor_get(k, (h * T + j) * D + d), 0.0f);
+                ks[d] += f;
+                for (int64_t e = 0; e < E; e++) kv[d * E + e] += f * (float)adm_tensor_get(v, (h * T + j) * E + e);
+            }
+        if (bf16_state) {
+            for (int64_t i = 0; i < D * E; i++) kv[i] = bf(kv[i]);
+            for (int64_t d = 0; d < D; d++) ks[d] = bf(ks[d]);
+        }
+        for (int64_t i = 0; i < S; i++) {
+            float den = 0;
+            for (int64_t d = 0; d < D; d++) den += fmaxf((float)adm_tensor_get(q, (h * S + i) * D + d), 0.0f) * ks[d];
+            den += (float)p->eps;
+            for (int64_t e = 0; e < E; e++) {
+                float num = 0;
+                for (int64_t d = 0; d < D; d++)
+                    num += fmaxf((float)adm_tensor_get(q, (h * S + i) * D + d), 0.0f) * kv[d * E + e];
+                adm_tensor_set_bits(out, (h * S + i) * E + e, adm_f32_bits(num / den));
+            }
+        }
+    }
+    free(kv);
+    return ADM_OK;
+}

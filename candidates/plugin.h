@@ -1,0 +1,62 @@
+/* The admit plugin ABI, version 1: how a kernel author brings a CPU or
+ * CUDA kernel into admit as a shared object.
+ *
+ * A plugin exports one C symbol, adm_plugin_query, which returns the
+ * kernel of a given name (or NULL). The kernel struct starts with the ABI
+ * version and its own size; later versions only append fields, so admit
+ * checks both at load: a newer version, or a struct smaller than version
+ * 1's, is refused with a message. This header needs nothing of admit's:
+ * a plugin includes it alone.
+ *
+ *   admit-kernel run CAPTURE --reference eager --candidate ./my.so:my_kernel
+ */
+#ifndef ADM_PLUGIN_H
+#define ADM_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ADM_PLUGIN_ABI_VERSION 1
+#define ADM_PLUGIN_QUERY_SYMBOL "adm_plugin_query"
+
+/* dtype codes (as admit's adm_dtype) */
+enum { ADM_PLUGIN_BF16 = 1, ADM_PLUGIN_FP16 = 2, ADM_PLUGIN_FP32 = 3, ADM_PLUGIN_FP64 = 4,
+       ADM_PLUGIN_FP8_E4M3 = 5, ADM_PLUGIN_FP8_E5M2 = 6, ADM_PLUGIN_FP4_E2M1 = 7 };
+
+typedef struct adm_plugin_tensor {
+    int32_t dtype;
+    int32_t ndim;            /* at most 8 */
+    int64_t shape[8];
+    int64_t stride[8];       /* in elements; 0 broadcasts */
+    void *data;              /* the address of element [0, ..., 0] (host memory) */
+} adm_plugin_tensor;
+
+typedef struct adm_plugin_kernel {
+    uint32_t abi_version;    /* ADM_PLUGIN_ABI_VERSION when built */
+    uint32_t struct_size;    /* sizeof(adm_plugin_kernel) when built */
+    const char *name;
+    const char *op;          /* an op of admit's catalog, e.g. "linear+gelu" */
+    int32_t output_dtype;    /* the output's dtype code */
+    /* Static declarations (gate 6): dtype names ("fp32", "bf16", ...) or
+     * NULL when undeclared; ulps < 0 and stable < 0 when undeclared. */
+    const char *accumulator, *operand, *intermediate;
+    double transcendental_ulps;
+    int32_t stable;
+    /* Computes the op. inputs are in the catalog's order (NULL data for an
+     * absent optional input); out is allocated by admit, contiguous, with
+     * the catalog's output shape and output_dtype. Returns 0, or an admit
+     * status code to refuse (e.g. 6, ADM_ERR_SHAPE) with a message in err. */
+    int (*run)(const char *params_json, const adm_plugin_tensor *inputs, int n_inputs, adm_plugin_tensor *out,
+               char *err, size_t err_len);
+} adm_plugin_kernel;
+
+typedef const adm_plugin_kernel *(*adm_plugin_query_fn)(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,195 @@
+/* The registry of implementations, per op, reference path first. Each is
+ * a bit-faithful CPU emulation of the kernel it names (the seed's thirteen
+ * request-gated fusions and their reference paths), with the static
+ * declarations gate 6 reads. */
+#include "adm_candidates.h"
+#include "norm_emu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- GEMM family */
+
+static adm_status gemm_with(const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out,
+                            void (*tweak)(adm_gemm_emu *), int matmul_bias_slot)
+{
+    adm_gemm_emu e;
+    adm_gemm_emu_reference(&e);
+    e.gelu = p->gelu_tanh ? ADM_GELU_TANH : ADM_GELU_ERF;
+    if (!matmul_bias_slot) e.gelu = ADM_GELU_NONE;
+    e.out = in[0]->dtype == ADM_FP32 ? ADM_FP32 : in[0]->dtype;
+    if (tweak) tweak(&e);
+    return adm_emu_gemm(in[0], in[1], in[2], &e, out);
+}
+
+static void t_fused(adm_gemm_emu *e) { e->bias_in_accumulator = 1; e->gelu_fused = 1; }
+static void t_bias(adm_gemm_emu *e) { e->bias_in_accumulator = 1; }
+static void t_splitk(adm_gemm_emu *e) { e->splitk = 4; }
+static void t_splitk_bf16(adm_gemm_emu *e) { e->splitk = 4; e->partial_round = 1; }
+static void t_bf16_accum(adm_gemm_emu *e) { e->accumulator = ADM_BF16; }
+static void t_fp8(adm_gemm_emu *e) { e->operand = ADM_E4M3; }
+static void t_trunc(adm_gemm_emu *e) { e->out_round = ADM_RTZ; }
+
+#define GEMM_FN(name, tweak, gelu) \
+    static adm_status name(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out) \
+    { (void)self; return gemm_with(p, in, out, tweak, gelu); }
+GEMM_FN(lg_eager, NULL, 1)
+GEMM_FN(lg_fused, t_fused, 1)
+GEMM_FN(lg_bias, t_bias, 1)
+GEMM_FN(lg_splitk, t_splitk, 1)
+GEMM_FN(lg_bf16_accum, t_bf16_accum, 1)
+GEMM_FN(lg_fp8, t_fp8, 1)
+GEMM_FN(lg_trunc, t_trunc, 1)
+GEMM_FN(l_eager, NULL, 0)
+GEMM_FN(l_bias, t_bias, 0)
+GEMM_FN(l_splitk, t_splitk, 0)
+GEMM_FN(l_splitk_bf16, t_splitk_bf16, 0)
+GEMM_FN(l_bf16_accum, t_bf16_accum, 0)
+GEMM_FN(l_fp8, t_fp8, 0)
+
+/* FC2 fed an NVFP4-quantized input (FLUX.2 FC1+SwiGLU+quant): the exact
+ * NVFP4 quantize-dequantize of x (the oracle's quantize op), then the GEMM. */
+static adm_status l_nvfp4_input(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in,
+                                adm_tensor *out)
+{
+    const adm_op *q = adm_op_find("quantize");
+    adm_op_params qp;
+    adm_oracle *o;
+    adm_oracle_result r;
+    const adm_tensor *qin[ADM_OP_MAX_INPUTS] = {in[0]};
+    const adm_tensor *gin[3];
+    adm_status st;
+    ADM_TRY(adm_op_params_parse(q, "{\"scheme\":\"nvfp4\"}", &qp));
+    ADM_TRY(adm_oracle_create(NULL, &o));
+    st = adm_oracle_eval(o, q, &qp, qin, &r);
+    adm_oracle_free(o);
+    ADM_TRY(st);
+    gin[0] = &r.value;
+    gin[1] = in[1];
+    gin[2] = in[2];
+    {
+        adm_gemm_emu e;
+        adm_gemm_emu_reference(&e);
+        e.out = in[0]->dtype;
+        st = adm_emu_gemm(gin[0], gin[1], gin[2], &e, out);
+    }
+    (void)p;
+    (void)self;
+    adm_oracle_result_free(&r);
+    return st;
+}
+
+/* ---- norms, residual, attention */
+
+static adm_status rms_eager(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_rmsnorm(p, in, NORM_STATS_SEQ, 0, p->silu, out); }
+static adm_status rms_fused(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_rmsnorm(p, in, NORM_STATS_BLOCKED, 1, p->silu, out); }
+static adm_status rms_bf16(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_rmsnorm(p, in, NORM_STATS_BF16, 1, p->silu, out); }
+static adm_status ln_eager(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_layernorm(p, in, 0, out); }
+static adm_status ln_folded(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_layernorm(p, in, 1, out); }
+static adm_status gn_eager(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_groupnorm(p, in, 0, out); }
+static adm_status gn_fused(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_groupnorm(p, in, 1, out); }
+static adm_status gr_eager(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_gated_residual(p, in, 0, out); }
+static adm_status gr_early(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_gated_residual(p, in, 1, out); }
+static adm_status la_fp32(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_linear_attention(p, in, 0, out); }
+static adm_status la_bf16(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_linear_attention(p, in, 1, out); }
+
+/* accumulator, operand, intermediate, transcendental ulps, stable */
+#define D_REF {ADM_FP32, ADM_BF16, ADM_FP32, 2, 1}
+#define D_BF16ACC {ADM_BF16, ADM_BF16, ADM_FP32, 2, 1}
+#define D_BF16MID {ADM_FP32, ADM_BF16, ADM_BF16, 2, 1}
+#define D_FP8 {ADM_FP32, ADM_E4M3, ADM_FP32, 2, 1}
+#define D_FP4 {ADM_FP32, ADM_E2M1, ADM_FP32, 2, 1}
+#define D_PROMOTED {ADM_FP32, ADM_FP32, ADM_FP32, 2, 1}
+#define D_BF16GEMM {ADM_FP32, ADM_BF16, ADM_BF16, 2, 1}
+
+static const adm_impl registry[] = {
+    {"linear+gelu", "eager", "cpu", D_REF, lg_eager, "GEMM (fp32 accumulate) -> bf16, + bias -> bf16, GELU in fp32 -> bf16", NULL},
+    {"linear+gelu", "fused_epilogue", "cpu", D_REF, lg_fused, "cublasLt GELU_BIAS epilogue: bias and GELU on the fp32 accumulator, one rounding", NULL},
+    {"linear+gelu", "bias_epilogue", "cpu", D_REF, lg_bias, "cublasLt BIAS epilogue, then eager GELU", NULL},
+    {"linear+gelu", "splitk4", "cpu", D_REF, lg_splitk, "split-K in 4 with fp32 partials, then the eager epilogue", NULL},
+    {"linear+gelu", "bf16_accum", "cpu", D_BF16ACC, lg_bf16_accum, "accumulation rounded to bf16 after every add (high-tier contrast)", NULL},
+    {"linear+gelu", "fp8_operand", "cpu", D_FP8, lg_fp8, "x quantized to fp8 e4m3 per tensor before the GEMM (high-tier contrast)", NULL},
+    {"linear+gelu", "truncate", "cpu", D_REF, lg_trunc, "the output truncated instead of rounded to nearest (fault)", NULL},
+    {"linear", "eager", "cpu", D_REF, l_eager, "GEMM (fp32 accumulate) -> bf16, + bias -> bf16", NULL},
+    {"linear", "bias_epilogue", "cpu", D_REF, l_bias, "bias added to the fp32 accumulator before the single rounding", NULL},
+    {"linear", "splitk_fp32", "cpu", D_REF, l_splitk, "split-K in 4, fp32 partials reduced in order", NULL},
+    {"linear", "splitk_bf16", "cpu", D_BF16MID, l_splitk_bf16, "split-K in 4, partials rounded to bf16 before the reduction", NULL},
+    {"linear", "added_qkv_fused", "cpu", D_REF, l_eager, "Qwen-Image added QKV: one GEMM over the concatenated weights (each output's dot product unchanged)", NULL},
+    {"linear", "bf16_accum", "cpu", D_BF16ACC, l_bf16_accum, "accumulation rounded to bf16 after every add", NULL},
+    {"linear", "fp8_operand", "cpu", D_FP8, l_fp8, "x quantized to fp8 e4m3 per tensor", NULL},
+    {"linear", "nvfp4_input", "cpu", D_FP4, l_nvfp4_input, "FLUX.2 FC2 input quantized to NVFP4 before the bf16 intermediate exists", NULL},
+    {"rmsnorm", "eager", "cpu", D_REF, rms_eager, "fp32 statistics, normalize -> bf16, * weight -> bf16 (diffusers RMSNorm)", NULL},
+    {"rmsnorm", "fused_fp32", "cpu", D_REF, rms_fused, "fused RMSNorm: fp32 statistics by a 32-lane reduction, one rounding", NULL},
+    {"rmsnorm", "bf16_stats", "cpu", D_BF16MID, rms_bf16, "Ideogram gate RMSNorm: the statistic accumulated through bf16", NULL},
+    {"layernorm", "eager", "cpu", D_REF, ln_eager, "F.layer_norm -> bf16, * (1 + scale) -> bf16, + shift -> bf16", NULL},
+    {"layernorm", "fused_affine_folded", "cpu", D_REF, ln_folded, "fused LayerNorm + modulate, affine folded into one fp32 expression", NULL},
+    {"groupnorm", "eager", "cpu", D_REF, gn_eager, "two-pass fp32 statistics, affine -> bf16, SiLU -> bf16", NULL},
+    {"groupnorm", "fused_twopass", "cpu", D_REF, gn_fused, "FLUX.2 VAE: two-pass fp32 statistics, affine folded, SiLU epilogue, one rounding", NULL},
+    {"gated_residual", "eager", "cpu", D_REF, gr_eager, "x + g y as one fp32 expression (addcmul), one rounding", NULL},
+    {"gated_residual", "early_round", "cpu", D_REF, gr_early, "Helios / LingBot fused gated residual: g y rounded one step earlier", NULL},
+    {"linear_attention", "eager_fp32", "cpu", D_PROMOTED, la_fp32, "ReLU linear attention promoted to fp32 throughout", NULL},
+    {"linear_attention", "bf16_gemm", "cpu", D_BF16GEMM, la_bf16, "SANA-Video: the kv state fed to the second GEMM in bf16", NULL},
+};
+#define N_IMPL ((int)(sizeof registry / sizeof registry[0]))
+
+int adm_impl_count(void) { return N_IMPL; }
+const adm_impl *adm_impl_at(int i) { return (i >= 0 && i < N_IMPL) ? &registry[i] : NULL; }
+
+const adm_impl *adm_impl_find(const char *op, const char *name)
+{
+    for (int i = 0; i < N_IMPL; i++)
+        if (op && name && !strcmp(registry[i].op, op) && !strcmp(registry[i].name, name)) return &registry[i];
+    return NULL;
+}
+
+const adm_impl *adm_impl_reference(const char *op)
+{
+    for (int i = 0; i < N_IMPL; i++)
+        if (op && !strcmp(registry[i].op, op)) return &registry[i];
+    return NULL;
+}
+
+adm_status adm_impl_resolve(const char *op, const char *spec, const adm_impl **out)
+{
+    const char *colon = strrchr(spec, ':');
+    *out = NULL;
+    if (colon && strstr(spec, ".so")) {
+        char path[1024];
+        size_t n = (size_t)(colon - spec);
+        if (n >= sizeof path) return ADM_FAIL(ADM_ERR_INVALID, "plugin path too long: %s", spec);
+        memcpy(path, spec, n);
+        path[n] = '\0';
+        ADM_TRY(adm_plugin_load(path, colon + 1, out));
+        if (strcmp((*out)->op, op) != 0) {
+            char got[64];
+            snprintf(got, sizeof got, "%s", (*out)->op);
+            adm_plugin_free(*out);
+            *out = NULL;
+            return ADM_FAIL(ADM_ERR_INVALID, "plugin kernel '%s' computes op '%s', not '%s'", spec, got, op);
+        }
+        return ADM_OK;
+    }
+    *out = adm_impl_find(op, spec);
+    if (!*out) {
+        char names[512] = "";
+        for (int i = 0; i < N_IMPL; i++)
+            if (!strcmp(registry[i].op, op)) {
+                strncat(names, names[0] ? ", " : "", sizeof names - strlen(names) - 1);
+                strncat(names, registry[i].name, sizeof names - strlen(names) - 1);
+            }
+        return ADM_FAIL(ADM_ERR_NOT_FOUND, "op '%s' has no implementation '%s' (registered: %s; or path.so:name)", op,
+                        spec, names[0] ? names : "none");
+    }
+    return ADM_OK;
+}

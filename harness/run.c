@@ -1,0 +1,222 @@
+/* Run: implementations on a capture's inputs, on special-value probes and
+ * on non-contiguous views, then the gates. */
+#include "adm_candidates.h"
+#include "adm_harness.h"
+#include "adm_oracle.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define N_PROBES 8
+static const char *probe_names[N_PROBES] = {"nan_element", "nan_row", "pos_inf", "neg_inf", "signed_zeros",
+                                            "subnormals", "near_overflow", "empty"};
+
+/* A copy of x (contiguous, owned) with probe k written into it. */
+adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out)
+{
+    const adm_format_info *f = adm_format_get(x->dtype);
+    int64_t n, last = x->ndim ? x->shape[x->ndim - 1] : 1, rows;
+    if (k == 7) {
+        int64_t shape[ADM_MAX_DIMS];
+        memcpy(shape, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+        if (x->ndim) shape[0] = 0;
+        return adm_tensor_alloc(out, x->dtype, x->ndim, shape);
+    }
+    ADM_TRY(adm_tensor_contiguous(x, out));
+    n = adm_tensor_numel(out);
+    rows = last ? n / last : 0;
+    if (n == 0) return ADM_OK;
+    switch (k) {
+    case 0: adm_tensor_set_bits(out, n / 2, f->nan_bits ? f->nan_bits : f->max_bits); break;
+    case 1:
+        for (int64_t j = 0; j < last; j++)
+            adm_tensor_set_bits(out, (rows > 1 ? 1 : 0) * last + j, f->nan_bits ? f->nan_bits : f->max_bits);
+        break;
+    case 2: adm_tensor_set_bits(out, 0, f->has_inf ? f->inf_bits : f->max_bits); break;
+    case 3: adm_tensor_set_bits(out, n - 1, (f->has_inf ? f->inf_bits : f->max_bits) | (1ull << (f->bits - 1))); break;
+    case 4:
+        for (int64_t j = 0; j < last; j++) adm_tensor_set_bits(out, j, (j & 1) ? (1ull << (f->bits - 1)) : 0);
+        break;
+    case 5:
+        for (int64_t j = 0; j < last; j++) adm_tensor_set_bits(out, j, 1 + (uint64_t)(j % 3));
+        break;
+    case 6:
+        /* one value near the format's max and one near its negative max in
+         * the last row: large enough to test the range, too few to make an
+         * overflow that depends on the order of a reduction */
+        adm_tensor_set_bits(out, (rows - 1) * last, f->max_bits - 1);
+        if (last > 1) adm_tensor_set_bits(out, (rows - 1) * last + 1, (f->max_bits - 1) | (1ull << (f->bits - 1)));
+        break;
+    default: break;
+    }
+    return ADM_OK;
+}
+
+static int same_bits(const adm_tensor *a, const adm_tensor *b)
+{
+    int64_t n;
+    if (a->dtype != b->dtype || a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))
+        return 0;
+    n = adm_tensor_numel(a);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t x = adm_tensor_bits(a, i), y = adm_tensor_bits(b, i);
+        if (x != y && !(adm_format_isnan(a->dtype, x) && adm_format_isnan(a->dtype, y))) return 0;
+    }
+    return 1;
+}
+
+/* Views of x with the same logical contents: transposed storage, a row
+ * stride of 2x, an offset; and a stride-0 broadcast of x's first row,
+ * whose contiguous twin is returned in *twin. storage holds the memory. */
+static adm_status make_view(const adm_tensor *x, int k, adm_tensor *storage, adm_tensor *view, adm_tensor *twin)
+{
+    int r = x->ndim;
+    int64_t n = adm_tensor_numel(x), last = r ? x->shape[r - 1] : 1;
+    memset(twin, 0, sizeof *twin);
+    if (k == 0) { /* transposed: the last two dims swapped in storage */
+        adm_tensor t;
+        if (r < 2) return ADM_ERR_UNSUPPORTED;
+        ADM_TRY(adm_tensor_transpose(x, r - 2, r - 1, &t));
+        ADM_TRY(adm_tensor_contiguous(&t, storage));
+        return adm_tensor_transpose(storage, r - 2, r - 1, view);
+    }
+    if (k == 1) { /* every other element of rows twice as long */
+        int64_t shape[ADM_MAX_DIMS];
+        adm_tensor wide;
+        memcpy(shape, x->shape, sizeof(int64_t) * (size_t)r);
+        shape[r - 1] = 2 * last;
+        ADM_TRY(adm_tensor_alloc(storage, x->dtype, r, shape));
+        ADM_TRY(adm_tensor_slice(storage, r - 1, 0, 2 * last, 2, &wide));
+        for (int64_t i = 0; i < n; i++) adm_tensor_set_bits(&wide, i, adm_tensor_bits(x, i));
+        *view = wide;
+        return ADM_OK;
+    }
+    if (k == 2) { /* an offset of 7 elements into the storage */
+        int64_t one[1] = {n + 7};
+        ADM_TRY(adm_tensor_alloc(storage, x->dtype, 1, one));
+        ADM_TRY(adm_tensor_wrap(view, x->dtype, r, x->shape, NULL, 7, storage->data, n + 7));
+        for (int64_t i = 0; i < n; i++) adm_tensor_set_bits(view, i, adm_tensor_bits(x, i));
+        return ADM_OK;
+    }
+    { /* the first row broadcast with stride 0 */
+        adm_tensor row;
+        if (r < 2 || x->shape[0] < 1) return ADM_ERR_UNSUPPORTED;
+        ADM_TRY(adm_tensor_contiguous(x, storage));
+        ADM_TRY(adm_tensor_slice(storage, 0, 0, 1, 1, &row));
+        ADM_TRY(adm_tensor_broadcast(&row, r, x->shape, view));
+        return adm_tensor_contiguous(view, twin);
+    }
+}
+
+static const char *view_names[4] = {"transposed", "strided", "offset", "broadcast"};
+
+adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                           const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
+                           const adm_gate_config *gcfg, adm_run_result *out)
+{
+    adm_tensor r, c, pr[N_PROBES], pc[N_PROBES], probe_in[N_PROBES];
+    adm_special_outcome so[N_PROBES];
+    adm_view_outcome vo[4];
+    adm_oracle *o = NULL;
+    adm_oracle_result orc;
+    adm_judge_input ji;
+    const adm_tensor *in2[ADM_OP_MAX_INPUTS];
+    adm_status st;
+    int nv = 0;
+
+    memset(out, 0, sizeof *out);
+    memset(&r, 0, sizeof r);
+    memset(&c, 0, sizeof c);
+    memset(pr, 0, sizeof pr);
+    memset(pc, 0, sizeof pc);
+    memset(probe_in, 0, sizeof probe_in);
+    memset(&orc, 0, sizeof orc);
+    if ((st = ref->run(ref, p, inputs, &r)) != ADM_OK) {
+        adm_error_prefix("reference '%s' refuses the capture's inputs: ", ref->name);
+        return st;
+    }
+    if ((st = cand->run(cand, p, inputs, &c)) != ADM_OK) {
+        adm_error_prefix("candidate '%s' refuses the capture's inputs: ", cand->name);
+        adm_tensor_free(&r);
+        return st;
+    }
+    /* the oracle, sharp to the reference's error scale */
+    if ((st = adm_oracle_create(NULL, &o)) != ADM_OK) goto done;
+    if ((st = adm_oracle_eval(o, op, p, inputs, &orc)) != ADM_OK) goto done;
+    if ((st = adm_oracle_refine(o, op, p, inputs, &orc, adm_judge_resolve_scale(&orc.value, &r))) != ADM_OK) goto done;
+    /* special-value probes on the first input */
+    memcpy(in2, inputs, sizeof in2);
+    for (int k = 0; k < N_PROBES; k++) {
+        so[k].name = probe_names[k];
+        so[k].ref = so[k].cand = NULL;
+        if ((st = adm_harness_probe(inputs[0], k, &probe_in[k])) != ADM_OK) goto done;
+        in2[0] = &probe_in[k];
+        so[k].ref_status = ref->run(ref, p, in2, &pr[k]);
+        so[k].cand_status = cand->run(cand, p, in2, &pc[k]);
+        if (so[k].ref_status == ADM_OK) so[k].ref = &pr[k];
+        if (so[k].cand_status == ADM_OK) so[k].cand = &pc[k];
+        adm_error_clear();
+    }
+    in2[0] = inputs[0];
+    /* views of the first input */
+    for (int k = 0; k < 4; k++) {
+        adm_tensor storage, view, twin, out_v, out_t, ref_v;
+        adm_status sv;
+        memset(&storage, 0, sizeof storage);
+        memset(&out_v, 0, sizeof out_v);
+        memset(&out_t, 0, sizeof out_t);
+        memset(&ref_v, 0, sizeof ref_v);
+        sv = make_view(inputs[0], k, &storage, &view, &twin);
+        if (sv == ADM_ERR_UNSUPPORTED) { adm_tensor_free(&storage); continue; }
+        if (sv != ADM_OK) { adm_tensor_free(&storage); st = sv; goto done; }
+        vo[nv].name = view_names[k];
+        in2[0] = &view;
+        vo[nv].ref_status = ref->run(ref, p, in2, &ref_v);
+        vo[nv].cand_status = cand->run(cand, p, in2, &out_v);
+        vo[nv].cand_identical = 0;
+        if (vo[nv].cand_status == ADM_OK) {
+            if (k < 3) vo[nv].cand_identical = same_bits(&out_v, &c);
+            else {
+                in2[0] = &twin;
+                if (cand->run(cand, p, in2, &out_t) == ADM_OK) vo[nv].cand_identical = same_bits(&out_v, &out_t);
+            }
+        }
+        adm_error_clear();
+        in2[0] = inputs[0];
+        nv++;
+        adm_tensor_free(&out_v);
+        adm_tensor_free(&out_t);
+        adm_tensor_free(&ref_v);
+        adm_tensor_free(&twin);
+        adm_tensor_free(&storage);
+    }
+    memset(&ji, 0, sizeof ji);
+    ji.oracle = &orc.value;
+    ji.bound = &orc.bound;
+    ji.oracle_certified = 1;
+    ji.ref = &r;
+    ji.cand = &c;
+    ji.ref_decl = &ref->decl;
+    ji.cand_decl = &cand->decl;
+    ji.reader = reader;
+    ji.special = so;
+    ji.n_special = N_PROBES;
+    ji.views = vo;
+    ji.n_views = nv;
+    st = adm_judge(&ji, gcfg, &out->verdict);
+    out->mpfr_refined = orc.mpfr_refined;
+    out->probes = N_PROBES;
+    out->views = nv;
+done:
+    for (int k = 0; k < N_PROBES; k++) {
+        adm_tensor_free(&pr[k]);
+        adm_tensor_free(&pc[k]);
+        adm_tensor_free(&probe_in[k]);
+    }
+    adm_oracle_result_free(&orc);
+    adm_oracle_free(o);
+    adm_tensor_free(&r);
+    adm_tensor_free(&c);
+    return st;
+}

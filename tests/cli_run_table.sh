@@ -1,0 +1,76 @@
+#!/bin/sh
+# admit-kernel run (registry and plugin implementations) and table (the
+# bundled fusion table, a lying table, schema errors, --strict).
+# Usage: cli_run_table.sh ADMIT WORKDIR SRCDIR PLUGINDIR
+set -u
+admit=$1 work=$2 src=$3 plug=$4
+fails=0 checks=0
+rm -rf "$work" && mkdir -p "$work" || exit 1
+expect() { # rc needle... -- command
+    want=$1; shift
+    needles=""
+    while [ "$1" != "--" ]; do needles="$needles
+$1"; shift; done
+    shift
+    out=$("$@" 2>&1); rc=$?
+    checks=$((checks + 1))
+    if [ "$rc" != "$want" ]; then
+        echo "FAIL: exit $rc, expected $want: $*"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); return
+    fi
+    echo "$needles" | while IFS= read -r n; do
+        [ -z "$n" ] && continue
+        case $out in *"$n"*) ;; *) echo "FAIL: output lacks \"$n\": $*"; echo "$out" | sed 's/^/    /'; exit 1;; esac
+    done || fails=$((fails + 1))
+}
+g=$src/captures/data/flux_fc1_gelu_small.h5
+# run: registry implementations, with claims
+expect 0 "fused_epilogue         lossless  lossless" "truncate               -         high" \
+    -- "$admit" run "$g" --reference eager --candidate fused_epilogue --candidate truncate --claim fused_epilogue=lossless
+expect 1 "looser than the claim (unsafe)" -- "$admit" run "$g" --reference eager --candidate bf16_accum --claim bf16_accum=lossless
+expect 0 "linear+gelu" "fused_epilogue" "[reference]" -- "$admit" run --list
+# the example plugin, admitted through the ABI; the broken ones refused
+expect 0 "lossless" -- "$admit" run "$g" --reference eager --candidate "$plug/adm_plugin_example.so:example_fused_gelu" \
+    --claim "$plug/adm_plugin_example.so:example_fused_gelu=lossless"
+expect 2 "no symbol 'adm_plugin_query'" -- "$admit" run "$g" --reference eager --candidate "$plug/adm_plugin_no_symbol.so:example_fused_gelu"
+expect 2 "plugin ABI version 99" -- "$admit" run "$g" --reference eager --candidate "$plug/adm_plugin_broken_version.so:example_fused_gelu"
+expect 2 "smaller than version 1's" -- "$admit" run "$g" --reference eager --candidate "$plug/adm_plugin_broken_size.so:example_fused_gelu"
+expect 2 "cannot load" -- "$admit" run "$g" --reference eager --candidate "$work/missing.so:k"
+expect 2 "no implementation 'nope'" -- "$admit" run "$g" --reference eager --candidate nope
+expect 2 "expected CAPTURE, --reference" -- "$admit" run "$g" --candidate fused_epilogue
+# table: the bundled fusion table holds (every declared tier agrees)
+expect 0 "flux1_ff_linear_gelu_epilogue" "ideogram_bf16_gate_rmsnorm     bf16_stats             high      high" \
+    -- "$admit" table "$src/fusions/dit.json" --json "$work/t.json" --junit "$work/t.xml" --html "$work/html"
+grep -q "<table>" "$work/html/index.html" || { echo "FAIL: no HTML report"; fails=$((fails + 1)); }
+checks=$((checks + 1))
+/usr/bin/python3 - "$work/t.json" <<'PY' || { echo "FAIL: table JSON"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1]))["results"]
+assert len(r) == 14, len(r)
+assert all(x["claim_holds"] for x in r)
+high = sorted(x["source"] for x in r if x["verdict"] == "high")
+assert high == sorted(["flux2_nvfp4_fc1_swiglu_quant", "ideogram_bf16_gate_rmsnorm", "sana_video_bf16_linear_attention",
+                       "splitk_bf16_partials"]), high
+PY
+checks=$((checks + 1))
+# --strict: the entries that measure stricter than declared are promotable
+expect 1 "stricter than the claim (promotable)" -- "$admit" table "$src/fusions/dit.json" --strict
+# a high-tier fusion declared lossless: exit 1, and why
+sed 's/"declared": "high"/"declared": "lossless"/' "$src/fusions/dit.json" | sed "s#\.\./captures#$src/captures#g" > "$work/lying.json"
+expect 1 "sana_video_bf16_linear_attenti bf16_gemm              lossless  high" "looser than the claim (unsafe)" \
+    "magnitude: RMS error" -- "$admit" table "$work/lying.json"
+# schema errors: line, column and field
+printf '{"fusions": [\n  {"name": "a",\n   "op": "linear",\n   "reference": "eager",\n   "candidate": "splitk_fp32",\n   "declared": "looseless",\n   "captures": ["x.h5"]}\n]}\n' > "$work/bad1.json"
+expect 2 "bad1.json:6:4: fusions[0].declared: 'looseless' is not exact, lossless or high" -- "$admit" table "$work/bad1.json"
+printf '{"fusions": [\n  {"name": "a", "op": "linear", "candidate": "x", "declared": "high", "captures": ["x.h5"]}\n]}\n' > "$work/bad2.json"
+expect 2 "bad2.json:2:3: fusions[0].reference: required" -- "$admit" table "$work/bad2.json"
+printf '{"fusions": [\n  {"name": "a", "op": "cubic", "reference": "e", "candidate": "x", "declared": "high", "captures": ["x.h5"]}\n]}\n' > "$work/bad3.json"
+expect 2 "fusions[0].op: 'cubic' is not in the catalog" -- "$admit" table "$work/bad3.json"
+printf '{"fusions": [ {"name": "a",, } ]}\n' > "$work/bad4.json"
+expect 2 "bad4.json:1:" "not valid JSON" -- "$admit" table "$work/bad4.json"
+printf '{"fusions": []}\n' > "$work/bad5.json"
+expect 2 "non-empty array" -- "$admit" table "$work/bad5.json"
+printf '{"fusions": [{"name": "a", "op": "linear", "reference": "eager", "candidate": "splitk_fp32", "declared": "high", "captures": ["nowhere.h5"]}]}\n' > "$work/bad6.json"
+expect 2 "nowhere.h5: cannot open" -- "$admit" table "$work/bad6.json" --json "$work/never.json"
+[ -e "$work/never.json" ] && { echo "FAIL: a refused table wrote a report"; fails=$((fails + 1)); }
+echo "cli_run_table: $((checks - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
