@@ -293,6 +293,7 @@ int adm_cmd_table(int argc, char **argv)
     }
     if (adm_report_create("admit-kernel table", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     adm_report_set_strict(rep, strict);
+    adm_report_set_labels(rep, "entry", "declared");
     for (size_t i = 0; i < json_array_size(fus); i++) {
         json_t *e = json_array_get(fus, i), *caps, *params;
         const char *name, *opname, *ref, *cand, *decl_s, *reader_s, *cpaths[16];

@@ -33,6 +33,9 @@ int adm_report_count(const adm_report *r);
 const adm_report_row *adm_report_row_at(const adm_report *r, int i);
 /* Strict: a verdict stricter than its claim (promotable) also violates. */
 void adm_report_set_strict(adm_report *r, int strict);
+/* Column names for the source and the claim ("capture", "claim" by
+ * default; a fusion table's are "entry", "declared"). */
+void adm_report_set_labels(adm_report *r, const char *source, const char *claim);
 /* 1 when a verdict is looser than its claim (unsafe), or in a strict
  * report stricter (promotable). */
 int adm_report_claim_violated(const adm_report_row *row);

@@ -10,6 +10,7 @@
 
 struct adm_report {
     int strict;
+    const char *source_label, *claim_label;
     char *title;
     adm_report_row *rows;
     int n, cap;
@@ -84,6 +85,12 @@ int adm_report_count(const adm_report *r) { return r->n; }
 const adm_report_row *adm_report_row_at(const adm_report *r, int i) { return (i >= 0 && i < r->n) ? &r->rows[i] : NULL; }
 void adm_report_set_strict(adm_report *r, int strict) { r->strict = strict; }
 
+void adm_report_set_labels(adm_report *r, const char *source, const char *claim)
+{
+    r->source_label = source;
+    r->claim_label = claim;
+}
+
 int adm_report_claim_violated(const adm_report_row *row)
 {
     if (!row->has_claim) return 0;
@@ -106,8 +113,8 @@ static const char *base(const char *p)
 void adm_report_print(const adm_report *r, FILE *f)
 {
     fprintf(f, "%s\n", r->title);
-    fprintf(f, "%-30s %-22s %-9s %-9s %8s %8s %8s %8s  %s\n", "capture", "candidate", "claim", "verdict", "rms", "max",
-            "ulp", "mean", "why");
+    fprintf(f, "%-30s %-22s %-9s %-9s %8s %8s %8s %8s  %s\n", r->source_label ? r->source_label : "capture",
+            "candidate", r->claim_label ? r->claim_label : "claim", "verdict", "rms", "max", "ulp", "mean", "why");
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
@@ -125,8 +132,8 @@ void adm_report_print(const adm_report *r, FILE *f)
         if (first) fprintf(f, "%s", v->tier == ADM_TIER_EXACT ? "bit-identical" : "all gates of its tier hold");
         if (!v->oracle_certified) fprintf(f, " [user oracle, uncertified]");
         if (adm_report_claim_violated(row))
-            fprintf(f, row->verdict.tier > row->claim ? "  << looser than the claim (unsafe)"
-                                                      : "  << stricter than the claim (promotable)");
+            fprintf(f, row->verdict.tier > row->claim ? "  << looser than %s (unsafe)" : "  << stricter than %s (promotable)",
+                    r->claim_label ? "declared" : "the claim");
         fprintf(f, "\n");
     }
 }

@@ -53,10 +53,10 @@ assert high == sorted(["flux2_nvfp4_fc1_swiglu_quant", "ideogram_bf16_gate_rmsno
 PY
 checks=$((checks + 1))
 # --strict: the entries that measure stricter than declared are promotable
-expect 1 "stricter than the claim (promotable)" -- "$admit" table "$src/fusions/dit.json" --strict
+expect 1 "stricter than declared (promotable)" -- "$admit" table "$src/fusions/dit.json" --strict
 # a high-tier fusion declared lossless: exit 1, and why
 sed 's/"declared": "high"/"declared": "lossless"/' "$src/fusions/dit.json" | sed "s#\.\./captures#$src/captures#g" > "$work/lying.json"
-expect 1 "sana_video_bf16_linear_attenti bf16_gemm              lossless  high" "looser than the claim (unsafe)" \
+expect 1 "sana_video_bf16_linear_attenti bf16_gemm              lossless  high" "looser than declared (unsafe)" \
     "magnitude: RMS error" -- "$admit" table "$work/lying.json"
 # schema errors: line, column and field
 printf '{"fusions": [\n  {"name": "a",\n   "op": "linear",\n   "reference": "eager",\n   "candidate": "splitk_fp32",\n   "declared": "looseless",\n   "captures": ["x.h5"]}\n]}\n' > "$work/bad1.json"
