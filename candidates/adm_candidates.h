@@ -36,6 +36,13 @@ void adm_gemm_emu_reference(adm_gemm_emu *e); /* eager PyTorch: fp32 accumulate,
 adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias,
                         const adm_gemm_emu *e, adm_tensor *out);
 
+/* linear + tanh-GELU on the GPU through cuBLASLt (candidates/cuda_impl.cu):
+ * mode 0 eager (GEMM, bias add, GELU: three roundings), 1 BIAS epilogue
+ * then GELU, 2 GELU_BIAS epilogue (one rounding). ADM_ERR_NO_DEVICE
+ * without a GPU. */
+adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
+                                adm_tensor *out);
+
 /* GELU of an fp32 value in fp32 arithmetic (PyTorch's opmath formulas). */
 float adm_emu_gelu_f32(float x, adm_gelu_kind k);
 

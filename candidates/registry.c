@@ -79,6 +79,22 @@ static adm_status l_nvfp4_input(const adm_impl *self, const adm_op_params *p, co
     return st;
 }
 
+/* ---- the real kernels (CUDA); tanh-GELU only, as the cuBLASLt epilogue */
+
+static adm_status cuda_lg(const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out, int mode)
+{
+    if (!p->gelu_tanh)
+        return ADM_FAIL(ADM_ERR_UNSUPPORTED, "the cuBLASLt GELU epilogue is the tanh approximation");
+    return adm_cuda_linear_gelu(in[0], in[1], in[2], mode, out);
+}
+static adm_status lg_cublas_eager(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return cuda_lg(p, in, out, 0); }
+static adm_status lg_cublaslt_bias(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return cuda_lg(p, in, out, 1); }
+static adm_status lg_cublaslt_gelu_bias(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in,
+                                        adm_tensor *out)
+{ (void)self; return cuda_lg(p, in, out, 2); }
+
 /* ---- norms, residual, attention */
 
 static adm_status rms_eager(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
@@ -121,6 +137,9 @@ static const adm_impl registry[] = {
     {"linear+gelu", "bf16_accum", "cpu", D_BF16ACC, lg_bf16_accum, "accumulation rounded to bf16 after every add (high-tier contrast)", NULL},
     {"linear+gelu", "fp8_operand", "cpu", D_FP8, lg_fp8, "x quantized to fp8 e4m3 per tensor before the GEMM (high-tier contrast)", NULL},
     {"linear+gelu", "truncate", "cpu", D_REF, lg_trunc, "the output truncated instead of rounded to nearest (fault)", NULL},
+    {"linear+gelu", "cublas_eager", "cuda", D_REF, lg_cublas_eager, "GPU: cuBLASLt GEMM -> bf16, bias add -> bf16, GELU -> bf16 (the eager path as it runs)", NULL},
+    {"linear+gelu", "cublaslt_bias", "cuda", D_REF, lg_cublaslt_bias, "GPU: cuBLASLt BIAS epilogue, then GELU", NULL},
+    {"linear+gelu", "cublaslt_gelu_bias", "cuda", D_REF, lg_cublaslt_gelu_bias, "GPU: cuBLASLt GELU_BIAS epilogue, one rounding", NULL},
     {"linear", "eager", "cpu", D_REF, l_eager, "GEMM (fp32 accumulate) -> bf16, + bias -> bf16", NULL},
     {"linear", "bias_epilogue", "cpu", D_REF, l_bias, "bias added to the fp32 accumulator before the single rounding", NULL},
     {"linear", "splitk_fp32", "cpu", D_REF, l_splitk, "split-K in 4, fp32 partials reduced in order", NULL},

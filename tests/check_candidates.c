@@ -108,8 +108,11 @@ START_TEST(test_strided_inputs)
     in2[0] = &xt; in2[1] = &w; in2[2] = &b;
     for (int i = 0; i < adm_impl_count(); i++) {
         const adm_impl *im = adm_impl_at(i);
+        adm_status st;
         if (strcmp(im->op, "linear+gelu")) continue;
-        ck_assert_int_eq(im->run(im, &p, in1, &y1), ADM_OK);
+        st = im->run(im, &p, in1, &y1);
+        if (st == ADM_ERR_NO_DEVICE && !strcmp(im->backend, "cuda")) continue; /* no GPU here */
+        ck_assert_msg(st == ADM_OK, "%s: %s", im->name, adm_error_message());
         ck_assert_int_eq(im->run(im, &p, in2, &y2), ADM_OK);
         for (int64_t k = 0; k < adm_tensor_numel(&y1); k++)
             ck_assert_msg(adm_tensor_bits(&y1, k) == adm_tensor_bits(&y2, k), "%s differs on a strided input", im->name);

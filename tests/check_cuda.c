@@ -7,6 +7,8 @@
 #include "adm_cuda.h"
 #include "adm_capture.h"
 #include "adm_oracle.h"
+#include "adm_candidates.h"
+#include "adm_harness.h"
 
 #include <check.h>
 #include <math.h>
@@ -151,6 +153,42 @@ START_TEST(test_oracle_agrees)
 }
 END_TEST
 
+/* The real kernels through the harness: the cuBLASLt GELU_BIAS epilogue
+ * against the eager cuBLASLt path (the seed's 0.66x), and the eager GPU
+ * path against its CPU emulation. */
+START_TEST(test_kernels)
+{
+    static const char *pairs[3][2] = {{"cublas_eager", "cublaslt_gelu_bias"}, {"cublas_eager", "cublaslt_bias"},
+                                      {"eager", "cublas_eager"}};
+    const adm_op *op = adm_op_find("linear+gelu");
+    adm_op_params p;
+    adm_synth_config sc;
+    adm_tensor x, w, b;
+    int64_t ws[2] = {768, 1024}, bs[1] = {768};
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &b};
+    adm_run_result rr;
+    adm_synth_config_default(&sc);
+    sc.tokens = 256;
+    sc.channels = 1024;
+    ck_assert_int_eq(adm_synth_activations(&sc, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(3, 1.0 / 32, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(4, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(op, "{\"approximate\":\"tanh\"}", &p), ADM_OK);
+    ck_assert_msg(adm_harness_run(op, &p, in, adm_impl_find("linear+gelu", pairs[_i][0]),
+                                  adm_impl_find("linear+gelu", pairs[_i][1]), NULL, NULL, &rr) == ADM_OK,
+                  "%s", adm_error_message());
+    printf("%s against %s: %s, rms %.3gx, max %.3gx, ulp %.3gx\n", pairs[_i][1], pairs[_i][0],
+           adm_tier_name(rr.verdict.tier), rr.verdict.rms_ratio, rr.verdict.max_ratio, rr.verdict.ulp_ratio);
+    for (int g = 1; g < ADM_GATE_COUNT; g++)
+        if (!rr.verdict.gate[g].passed) printf("    %s: %s\n", adm_gate_name(g), rr.verdict.gate[g].reason);
+    ck_assert(rr.verdict.tier <= ADM_TIER_LOSSLESS);
+    if (_i == 0) ck_assert(rr.verdict.rms_ratio < 1.0);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+}
+END_TEST
+
 int main(void)
 {
     int count = 0, failed;
@@ -170,6 +208,10 @@ int main(void)
     tcase_set_timeout(tc, 1200);
     tcase_add_loop_test(tc, test_full_sweep, 0, (int)(sizeof full_sweep / sizeof full_sweep[0]));
     tcase_add_loop_test(tc, test_sampled, 0, (int)(sizeof sampled / sizeof sampled[0]));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Kernels");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_kernels, 0, 3);
     suite_add_tcase(s, tc);
     tc = tcase_create("Oracle");
     tcase_set_timeout(tc, 600);
