@@ -20,7 +20,8 @@ static const char oracle_usage[] =
     "  --resolve SCALE       the error scale to resolve (overrides the default)\n"
     "  --sharpness S         bound / scale allowed (default 1e-3)\n"
     "  --mpfr-bits B         MPFR precision for refinement (default 256)\n"
-    "  --threads N           CPU threads (default: all)\n";
+    "  --threads N           CPU threads (default: all)\n"
+    "  --gpu                 the GEMM-family ops on the GPU (cuBLAS DGEMM), where one is usable\n";
 
 /* RMS of (ref - value) over elements where both are finite, and of
  * (round(value) - value) in ref's format: the reference path's error and
@@ -62,6 +63,7 @@ int adm_cmd_oracle(int argc, char **argv)
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(oracle_usage, stdout); return ADM_EXIT_OK; }
+        if (!strcmp(a, "--gpu")) { cfg.use_gpu = 1; continue; }
         if (a[0] != '-') {
             if (path) return adm_cli_usage_error("oracle: expected one CAPTURE, got '%s' too", a);
             path = a;
@@ -115,6 +117,7 @@ int adm_cmd_oracle(int argc, char **argv)
     printf("max bound      %.4g", r.max_bound);
     if (scale > 0) printf("  (%.3g of the scale; required <= %g)", r.max_bound / scale, cfg.sharpness);
     printf("\nMPFR refined   %lld element(s) at %d bits\n", (long long)r.mpfr_refined, cfg.mpfr_bits);
+    printf("evaluated on   %s\n", r.on_gpu ? "the GPU (cuBLAS DGEMM + CUDA epilogue)" : "the CPU (OpenBLAS DGEMM)");
     if (out) {
         if (adm_capture_set_certified_oracle(cap, &r.value, &r.bound) != ADM_OK ||
             adm_capture_write(cap, out, 4) != ADM_OK) {
