@@ -9,20 +9,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include "bench_util.h"
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -57,27 +45,26 @@ int main(int argc, char **argv)
     adm_tensor_to_f64(&x, xd);
     adm_tensor_to_f64(&w, wd);
     for (int r = 0; r < reps; r++) {
-        double t0 = now();
+        double t0 = bench_now();
         adm_oracle_result res;
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0, xd, (int)K, wd, (int)K,
                     0.0, cd, (int)N);
-        t_gemm[r] = now() - t0;
-        t0 = now();
+        t_gemm[r] = bench_now() - t0;
+        t0 = bench_now();
         if (adm_oracle_eval(o, op, &p, in, &res) != ADM_OK) {
             fprintf(stderr, "bench_oracle: %s\n", adm_error_message());
             return 2;
         }
-        t_or[r] = now() - t0;
+        t_or[r] = bench_now() - t0;
         if (r == 0) printf("max bound %.3g, MPFR refined %lld\n", res.max_bound, (long long)res.mpfr_refined);
         adm_oracle_result_free(&res);
     }
-    qsort(t_gemm, (size_t)reps, sizeof(double), cmp);
-    qsort(t_or, (size_t)reps, sizeof(double), cmp);
+    double med_gemm = bench_median(t_gemm, reps), med_or = bench_median(t_or, reps);
     printf("shape M=%lld K=%lld N=%lld, %d reps (median)\n", (long long)M, (long long)K, (long long)N, reps);
-    printf("DGEMM alone (OpenBLAS, fp64 operands ready)   %.3f s  %.1f GFLOP/s\n", t_gemm[reps / 2],
-           2.0 * (double)M * (double)N * (double)K / t_gemm[reps / 2] * 1e-9);
-    printf("oracle linear+gelu value+bound (from bf16)    %.3f s\n", t_or[reps / 2]);
-    printf("ratio oracle / DGEMM                          %.3f\n", t_or[reps / 2] / t_gemm[reps / 2]);
+    printf("DGEMM alone (OpenBLAS, fp64 operands ready)   %.3f s  %.1f GFLOP/s\n", med_gemm,
+           2.0 * (double)M * (double)N * (double)K / med_gemm * 1e-9);
+    printf("oracle linear+gelu value+bound (from bf16)    %.3f s\n", med_or);
+    printf("ratio oracle / DGEMM                          %.3f\n", med_or / med_gemm);
     free(xd);
     free(wd);
     free(cd);

@@ -10,20 +10,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+#include "bench_util.h"
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -54,9 +42,9 @@ int main(int argc, char **argv)
     for (int r = 0; r < reps; r++) {
         adm_judge_input ji;
         adm_verdict v;
-        double t0 = now();
+        double t0 = bench_now();
         if (adm_oracle_eval(o, op, &p, in, &res) != ADM_OK) { fprintf(stderr, "%s\n", adm_error_message()); return 2; }
-        t_or[r] = now() - t0;
+        t_or[r] = bench_now() - t0;
         if (r == 0) {
             adm_tensor_from_f64(&ref, ADM_BF16, 2, res.value.shape, res.value.data, ADM_RNE, 0);
             adm_tensor_from_f64(&cand, ADM_BF16, 2, res.value.shape, res.value.data, ADM_RTZ, 0);
@@ -68,18 +56,17 @@ int main(int argc, char **argv)
         ji.ref = &ref;
         ji.cand = &cand;
         ji.n_views = -1;
-        t0 = now();
+        t0 = bench_now();
         if (adm_judge(&ji, NULL, &v) != ADM_OK) { fprintf(stderr, "%s\\n", adm_error_message()); return 2; }
-        t_judge[r] = now() - t0;
+        t_judge[r] = bench_now() - t0;
         if (r == 0) printf("verdict %s (rms %.3gx)\n", adm_tier_name(v.tier), v.rms_ratio);
         adm_oracle_result_free(&res);
     }
-    qsort(t_or, (size_t)reps, sizeof(double), cmp);
-    qsort(t_judge, (size_t)reps, sizeof(double), cmp);
+    double med_or = bench_median(t_or, reps), med_judge = bench_median(t_judge, reps);
     printf("outputs %lld x %lld, %d reps (median)\n", (long long)M, (long long)N, reps);
-    printf("oracle (value + bound)      %.3f s\n", t_or[reps / 2]);
-    printf("gates 1-7 and the verdict   %.3f s\n", t_judge[reps / 2]);
-    printf("gates / oracle              %.3f\n", t_judge[reps / 2] / t_or[reps / 2]);
+    printf("oracle (value + bound)      %.3f s\n", med_or);
+    printf("gates 1-7 and the verdict   %.3f s\n", med_judge);
+    printf("gates / oracle              %.3f\n", med_judge / med_or);
     adm_tensor_free(&x);
     adm_tensor_free(&w);
     adm_tensor_free(&b);

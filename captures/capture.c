@@ -10,21 +10,12 @@
 #include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define NAME_MAX_LEN 128
 #define ATTR_MAX_LEN (1 << 20)
 
 /* ---------------------------------------------------------------- memory */
-
-static char *dupstr(const char *s)
-{
-    size_t n = strlen(s ? s : "");
-    char *d = malloc(n + 1);
-    if (d) memcpy(d, s ? s : "", n + 1);
-    return d;
-}
 
 static void list_free(adm_entry_list *l)
 {
@@ -49,7 +40,7 @@ static adm_status list_push(adm_entry_list *l, const char *name, adm_tensor *t)
         l->v = v;
         l->cap = cap;
     }
-    l->v[l->n].name = dupstr(name);
+    l->v[l->n].name = adm_strdup(name);
     if (!l->v[l->n].name) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     l->v[l->n].t = *t;
     memset(t, 0, sizeof *t);
@@ -103,10 +94,10 @@ static adm_capture *capture_new(void)
     if (!c) return NULL;
     c->version = ADM_CAPTURE_VERSION;
     c->step = -1;
-    c->model = dupstr("");
-    c->layer = dupstr("");
-    c->source = dupstr("");
-    c->params = dupstr("{}");
+    c->model = adm_strdup("");
+    c->layer = adm_strdup("");
+    c->source = adm_strdup("");
+    c->params = adm_strdup("{}");
     if (!c->model || !c->layer || !c->source || !c->params) {
         adm_capture_free(c);
         return NULL;
@@ -209,8 +200,8 @@ adm_status adm_capture_create(const char *op, const char *params_json, adm_captu
     c = capture_new();
     if (!c) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     free(c->params);
-    c->op = dupstr(op);
-    c->params = dupstr(params_json && *params_json ? params_json : "{}");
+    c->op = adm_strdup(op);
+    c->params = adm_strdup(params_json && *params_json ? params_json : "{}");
     if (!c->op || !c->params) {
         adm_capture_free(c);
         return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
@@ -221,7 +212,7 @@ adm_status adm_capture_create(const char *op, const char *params_json, adm_captu
 
 static adm_status replace_str(char **dst, const char *s)
 {
-    char *d = dupstr(s);
+    char *d = adm_strdup(s);
     if (!d) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     free(*dst);
     *dst = d;
@@ -315,7 +306,7 @@ adm_status adm_capture_add_special(adm_capture *c, const char *name, int *index)
     }
     s = &c->specials[c->n_specials];
     memset(s, 0, sizeof *s);
-    s->name = dupstr(name);
+    s->name = adm_strdup(name);
     if (!s->name) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     *index = c->n_specials++;
     return ADM_OK;
@@ -413,7 +404,7 @@ static adm_status read_str_attr(hid_t loc, const char *where, const char *name, 
         }
         if (strlen(v) > ATTR_MAX_LEN)
             st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' is longer than %d bytes", where, name, ATTR_MAX_LEN);
-        else if (!(*out = dupstr(v)))
+        else if (!(*out = adm_strdup(v)))
             st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
         H5free_memory(v);
     } else {
@@ -790,7 +781,7 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
     if (f < 0)
         return ADM_FAIL(ADM_ERR_FORMAT, "%s: the HDF5 file cannot be opened (truncated or corrupt)", path);
     if (!(c = capture_new())) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
-    if (!(c->path = dupstr(path))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+    if (!(c->path = adm_strdup(path))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
     snprintf(where, sizeof where, "%s: root", path);
     if ((st = read_str_attr(f, where, "admit_format", 0, &magic)) != ADM_OK) goto done;
     if (!magic || strcmp(magic, ADM_CAPTURE_MAGIC) != 0) {
@@ -815,7 +806,7 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
     c->params = NULL;
     if ((st = read_str_attr(f, where, "op", 1, &c->op)) != ADM_OK) goto done;
     if ((st = read_str_attr(f, where, "op_params", 0, &c->params)) != ADM_OK) goto done;
-    if (!c->params && !(c->params = dupstr("{}"))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+    if (!c->params && !(c->params = adm_strdup("{}"))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
     {
         char *m = NULL, *l = NULL, *s = NULL;
         st = read_str_attr(f, where, "model", 0, &m);
@@ -1016,26 +1007,12 @@ static adm_status write_all(hid_t f, const adm_capture *c, int gzip)
 
 adm_status adm_capture_write(const adm_capture *c, const char *path, int gzip_level)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
+    char *tmp;
     hid_t fapl, f;
     int fd;
     adm_status st;
-    if (!tmp) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     h5_quiet();
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        st = ADM_FAIL(ADM_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    {
-        /* mkstemp makes the file 0600; a capture gets the usual mode. */
-        mode_t um = umask(0);
-        umask(um);
-        (void)fchmod(fd, 0666 & ~um);
-    }
+    ADM_TRY(adm_temp_beside(path, &tmp, &fd));
     close(fd);
     fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_V18);

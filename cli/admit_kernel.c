@@ -73,6 +73,21 @@ int adm_cli_parse_f64(const char *s, double *out)
     return 1;
 }
 
+int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier)
+{
+    const char *eq = v ? strchr(v, '=') : NULL;
+    *name = NULL;
+    if (!eq || eq == v) return adm_cli_usage_error("--claim: expected NAME=TIER, got '%s'", v ? v : "");
+    if (adm_tier_from_name(eq + 1, tier) != ADM_OK) {
+        adm_error_prefix("--claim %s: ", v);
+        return adm_cli_fail();
+    }
+    if (!(*name = malloc((size_t)(eq - v) + 1))) return adm_cli_usage_error("out of memory");
+    memcpy(*name, v, (size_t)(eq - v));
+    (*name)[eq - v] = '\0';
+    return ADM_EXIT_OK;
+}
+
 static int cmd_version(void)
 {
     char name[256];

@@ -3,6 +3,7 @@
 #define ADM_CLI_H
 
 #include "adm_capture.h"
+#include "adm_harness.h"
 
 /* Exit codes: the claims hold; a verdict disagrees with a claim; bad input
  * or usage. */
@@ -22,6 +23,9 @@ int adm_cli_usage_error(const char *fmt, ...)
 /* Strict number parsing: the whole string, in range. */
 int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 int adm_cli_parse_f64(const char *s, double *out);
+/* "--claim NAME=TIER": *name is allocated (free it). Returns an exit code:
+ * ADM_EXIT_OK, or ADM_EXIT_INPUT after printing why. */
+int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier);
 
 int adm_cmd_capture(int argc, char **argv);
 int adm_cmd_oracle(int argc, char **argv);

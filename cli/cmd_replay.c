@@ -38,18 +38,8 @@ int adm_cmd_replay(int argc, char **argv)
             if (!strcmp(a, "--json")) json = v;
             else if (!strcmp(a, "--junit")) junit = v;
             else if (!strcmp(a, "--claim")) {
-                const char *eq = strchr(v, '=');
-                if (!eq || eq == v) { rc = adm_cli_usage_error("--claim: expected NAME=TIER, got '%s'", v); goto done; }
                 if (ncl == MAX_CLAIMS) { rc = adm_cli_usage_error("--claim: at most %d claims", MAX_CLAIMS); goto done; }
-                if (adm_tier_from_name(eq + 1, &claim_tiers[ncl]) != ADM_OK) {
-                    adm_error_prefix("--claim %s: ", v);
-                    rc = adm_cli_fail();
-                    goto done;
-                }
-                claim_names[ncl] = malloc((size_t)(eq - v) + 1);
-                if (!claim_names[ncl]) { rc = adm_cli_usage_error("out of memory"); goto done; }
-                memcpy(claim_names[ncl], v, (size_t)(eq - v));
-                claim_names[ncl][eq - v] = '\0';
+                if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
                 ncl++;
             } else {
                 rc = adm_cli_usage_error("replay: unknown option '%s'", a);

@@ -138,13 +138,9 @@ int adm_cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--json")) json = v;
         else if (!strcmp(a, "--junit")) junit = v;
         else if (!strcmp(a, "--claim")) {
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v || ncl == 32) { rc = adm_cli_usage_error("--claim: expected NAME=TIER, got '%s'", v); goto done; }
-            if (adm_tier_from_name(eq + 1, &claim_tiers[ncl]) != ADM_OK) { rc = adm_cli_fail(); goto done; }
-            claim_names[ncl] = malloc((size_t)(eq - v) + 1);
-            if (!claim_names[ncl]) { rc = adm_cli_usage_error("out of memory"); goto done; }
-            memcpy(claim_names[ncl], v, (size_t)(eq - v));
-            claim_names[ncl++][eq - v] = '\0';
+            if (ncl == 32) { rc = adm_cli_usage_error("--claim: at most 32 claims"); goto done; }
+            if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
+            ncl++;
         } else {
             rc = adm_cli_usage_error("run: unknown option '%s'", a);
             goto done;

@@ -80,6 +80,13 @@ void adm_error_clear(void);
         if (adm_try_s_ != ADM_OK) return adm_try_s_;                         \
     } while (0)
 
+/* A copy of s ("" for NULL), or NULL when out of memory. */
+char *adm_strdup(const char *s);
+/* A new temporary file beside path (path.tmp.XXXXXX, the usual mode), open
+ * as *fd, its name in *tmp (free it); the caller renames it into place when
+ * complete, or unlinks it. */
+adm_status adm_temp_beside(const char *path, char **tmp, int *fd);
+
 /* ------------------------------------------------------------------ */
 /* Numeric formats                                                     */
 /* ------------------------------------------------------------------ */

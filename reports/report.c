@@ -16,18 +16,10 @@ struct adm_report {
     int n, cap;
 };
 
-static char *rdup(const char *s)
-{
-    size_t n = strlen(s ? s : "") + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s ? s : "", n);
-    return d;
-}
-
 adm_status adm_report_create(const char *title, adm_report **out)
 {
     adm_report *r = calloc(1, sizeof *r);
-    if (!r || !(r->title = rdup(title))) {
+    if (!r || !(r->title = adm_strdup(title))) {
         free(r);
         return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     }
@@ -61,9 +53,9 @@ adm_status adm_report_add(adm_report *r, const char *source, const char *op, con
     }
     row = &r->rows[r->n];
     memset(row, 0, sizeof *row);
-    row->source = rdup(source);
-    row->op = rdup(op);
-    row->candidate = rdup(candidate);
+    row->source = adm_strdup(source);
+    row->op = adm_strdup(op);
+    row->candidate = adm_strdup(candidate);
     if (!row->source || !row->op || !row->candidate) {
         free(row->source);
         free(row->op);
@@ -140,23 +132,11 @@ void adm_report_print(const adm_report *r, FILE *f)
 
 adm_status adm_write_atomic(const char *path, const char *data, size_t len)
 {
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
+    char *tmp;
     int fd;
     FILE *f;
     adm_status st = ADM_OK;
-    mode_t um;
-    if (!tmp) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        st = ADM_FAIL(ADM_ERR_IO, "%s: cannot create a temporary file beside it: %s", path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    um = umask(0);
-    umask(um);
-    (void)fchmod(fd, 0666 & ~um);
+    ADM_TRY(adm_temp_beside(path, &tmp, &fd));
     f = fdopen(fd, "wb");
     if (!f || fwrite(data, 1, len, f) != len) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
     if (f && fclose(f) != 0 && st == ADM_OK) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot finish writing", path);

@@ -3,25 +3,9 @@
 # and nothing written on failure. Usage: cli_capture.sh ADMIT MAKE_BAD WORKDIR SRCDIR
 set -u
 admit=$1 make_bad=$2 work=$3 src=$4
-fails=0 checks=0
 rm -rf "$work" && mkdir -p "$work" || exit 1
+. "$(dirname "$0")/cli_lib.sh"
 
-expect() { # rc needle... -- command
-    want=$1; shift
-    needles=""
-    while [ "$1" != "--" ]; do needles="$needles
-$1"; shift; done
-    shift
-    out=$("$@" 2>&1); rc=$?
-    checks=$((checks + 1))
-    if [ "$rc" != "$want" ]; then
-        echo "FAIL: exit $rc, expected $want: $*"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); return
-    fi
-    echo "$needles" | while IFS= read -r n; do
-        [ -z "$n" ] && continue
-        case $out in *"$n"*) ;; *) echo "FAIL: output lacks \"$n\": $*"; echo "$out" | sed 's/^/    /'; exit 1;; esac
-    done || fails=$((fails + 1))
-}
 
 "$make_bad" "$work" > "$work/cases.tsv" || { echo "FAIL: make_bad_captures"; exit 1; }
 tab=$(printf '\t')
@@ -68,7 +52,4 @@ for f in "$src"/captures/data/*.h5; do
     expect 0 "valid admit-capture" -- "$admit" capture validate "$f"
 done
 
-leftover=$(find "$work" -name '*.tmp.*' | head -1)
-[ -n "$leftover" ] && { echo "FAIL: temporary file left: $leftover"; fails=$((fails + 1)); }
-echo "cli_capture: $((checks - fails)) passed, $fails failed"
-[ "$fails" = 0 ]
+finish cli_capture

@@ -3,24 +3,8 @@
 # Usage: cli_oracle.sh ADMIT WORKDIR SRCDIR
 set -u
 admit=$1 work=$2 src=$3
-fails=0 checks=0
 rm -rf "$work" && mkdir -p "$work" || exit 1
-expect() { # rc needle... -- command
-    want=$1; shift
-    needles=""
-    while [ "$1" != "--" ]; do needles="$needles
-$1"; shift; done
-    shift
-    out=$("$@" 2>&1); rc=$?
-    checks=$((checks + 1))
-    if [ "$rc" != "$want" ]; then
-        echo "FAIL: exit $rc, expected $want: $*"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); return
-    fi
-    echo "$needles" | while IFS= read -r n; do
-        [ -z "$n" ] && continue
-        case $out in *"$n"*) ;; *) echo "FAIL: output lacks \"$n\": $*"; echo "$out" | sed 's/^/    /'; exit 1;; esac
-    done || fails=$((fails + 1))
-}
+. "$(dirname "$0")/cli_lib.sh"
 cap=$src/captures/data/flux_fc1_gelu_small.h5
 expect 0 "op             linear+gelu" "output         [96, 256] fp64" "MPFR refined   0 element(s)" "wrote          $work/o.h5" \
     -- "$admit" oracle "$cap" -o "$work/o.h5"
@@ -39,5 +23,4 @@ expect 2 "--resolve: expected a number >= 0" -- "$admit" oracle "$cap" --resolve
 expect 2 "--mpfr-bits: expected 64 to 65536" -- "$admit" oracle "$cap" --mpfr-bits 8
 expect 2 "unknown option '--frob'" -- "$admit" oracle "$cap" --frob 1
 expect 2 "not an HDF5 file" -- "$admit" oracle "$src/README.md"
-echo "cli_oracle: $((checks - fails)) passed, $fails failed"
-[ "$fails" = 0 ]
+finish cli_oracle

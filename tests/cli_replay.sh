@@ -3,24 +3,8 @@
 # Usage: cli_replay.sh ADMIT WORKDIR SRCDIR
 set -u
 admit=$1 work=$2 src=$3
-fails=0 checks=0
 rm -rf "$work" && mkdir -p "$work" || exit 1
-expect() { # rc needle... -- command
-    want=$1; shift
-    needles=""
-    while [ "$1" != "--" ]; do needles="$needles
-$1"; shift; done
-    shift
-    out=$("$@" 2>&1); rc=$?
-    checks=$((checks + 1))
-    if [ "$rc" != "$want" ]; then
-        echo "FAIL: exit $rc, expected $want: $*"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); return
-    fi
-    echo "$needles" | while IFS= read -r n; do
-        [ -z "$n" ] && continue
-        case $out in *"$n"*) ;; *) echo "FAIL: output lacks \"$n\": $*"; echo "$out" | sed 's/^/    /'; exit 1;; esac
-    done || fails=$((fails + 1))
-}
+. "$(dirname "$0")/cli_lib.sh"
 g=$src/captures/data/flux_fc1_gelu_small.h5
 l=$src/captures/data/flux_fc1_linear_small.h5
 # The claims that hold: exit 0.
@@ -57,7 +41,4 @@ expect 2 "expected NAME=TIER" -- "$admit" replay "$g" --claim fused_epilogue
 expect 2 "no dataset '/reference'" -- "$admit" replay "$work/noref.h5"
 expect 2 "expected at least one CAPTURE" -- "$admit" replay
 expect 2 "cannot create a temporary file" -- "$admit" replay "$g" --json /nonexistent-admit-dir/r.json
-leftover=$(find "$work" -name '*.tmp.*' | head -1)
-[ -n "$leftover" ] && { echo "FAIL: temporary file left: $leftover"; fails=$((fails + 1)); }
-echo "cli_replay: $((checks - fails)) passed, $fails failed"
-[ "$fails" = 0 ]
+finish cli_replay

@@ -4,24 +4,8 @@
 # Usage: cli_run_table.sh ADMIT WORKDIR SRCDIR PLUGINDIR
 set -u
 admit=$1 work=$2 src=$3 plug=$4
-fails=0 checks=0
 rm -rf "$work" && mkdir -p "$work" || exit 1
-expect() { # rc needle... -- command
-    want=$1; shift
-    needles=""
-    while [ "$1" != "--" ]; do needles="$needles
-$1"; shift; done
-    shift
-    out=$("$@" 2>&1); rc=$?
-    checks=$((checks + 1))
-    if [ "$rc" != "$want" ]; then
-        echo "FAIL: exit $rc, expected $want: $*"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); return
-    fi
-    echo "$needles" | while IFS= read -r n; do
-        [ -z "$n" ] && continue
-        case $out in *"$n"*) ;; *) echo "FAIL: output lacks \"$n\": $*"; echo "$out" | sed 's/^/    /'; exit 1;; esac
-    done || fails=$((fails + 1))
-}
+. "$(dirname "$0")/cli_lib.sh"
 g=$src/captures/data/flux_fc1_gelu_small.h5
 # run: registry implementations, with claims
 expect 0 "fused_epilogue         lossless  lossless" "truncate               -         high" \
@@ -72,5 +56,4 @@ expect 2 "non-empty array" -- "$admit" table "$work/bad5.json"
 printf '{"fusions": [{"name": "a", "op": "linear", "reference": "eager", "candidate": "splitk_fp32", "declared": "high", "captures": ["nowhere.h5"]}]}\n' > "$work/bad6.json"
 expect 2 "nowhere.h5: cannot open" -- "$admit" table "$work/bad6.json" --json "$work/never.json"
 [ -e "$work/never.json" ] && { echo "FAIL: a refused table wrote a report"; fails=$((fails + 1)); }
-echo "cli_run_table: $((checks - fails)) passed, $fails failed"
-[ "$fails" = 0 ]
+finish cli_run_table
