@@ -1,6 +1,7 @@
 /* admit-kernel: the command line of admit. */
 #include "cli.h"
 #include "adm_cuda.h"
+#include "adm_report.h"
 
 #include <errno.h>
 #include <math.h>
@@ -86,6 +87,15 @@ int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier)
     memcpy(*name, v, (size_t)(eq - v));
     (*name)[eq - v] = '\0';
     return ADM_EXIT_OK;
+}
+
+int adm_cli_finish_report(const adm_report *rep, const char *json, const char *junit, const char *html)
+{
+    adm_report_print(rep, stdout);
+    if ((json && adm_report_write_json(rep, json) != ADM_OK) || (junit && adm_report_write_junit(rep, junit) != ADM_OK) ||
+        (html && adm_report_write_html(rep, html) != ADM_OK))
+        return adm_cli_fail();
+    return adm_report_any_violation(rep) ? ADM_EXIT_CLAIM : ADM_EXIT_OK;
 }
 
 static int cmd_version(void)

@@ -27,6 +27,12 @@ int adm_cli_parse_f64(const char *s, double *out);
  * ADM_EXIT_OK, or ADM_EXIT_INPUT after printing why. */
 int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier);
 
+struct adm_report;
+/* Prints the report, writes the requested files (NULL: none), and returns
+ * the exit code: 1 when a verdict breaks its claim, 2 when a file cannot be
+ * written. */
+int adm_cli_finish_report(const struct adm_report *rep, const char *json, const char *junit, const char *html);
+
 int adm_cmd_capture(int argc, char **argv);
 int adm_cmd_oracle(int argc, char **argv);
 int adm_cmd_replay(int argc, char **argv);

@@ -85,12 +85,7 @@ int adm_cmd_replay(int argc, char **argv)
             rc = adm_cli_usage_error("--claim: no candidate named '%s' in the captures", claim_names[c]);
             goto done;
         }
-    adm_report_print(rep, stdout);
-    if ((json && adm_report_write_json(rep, json) != ADM_OK) || (junit && adm_report_write_junit(rep, junit) != ADM_OK)) {
-        rc = adm_cli_fail();
-        goto done;
-    }
-    rc = adm_report_any_violation(rep) ? ADM_EXIT_CLAIM : ADM_EXIT_OK;
+    rc = adm_cli_finish_report(rep, json, junit, NULL);
 done:
     for (int c = 0; c < ncl; c++) free(claim_names[c]);
     adm_report_free(rep);

@@ -164,12 +164,7 @@ int adm_cmd_run(int argc, char **argv)
             goto done;
         }
     }
-    adm_report_print(rep, stdout);
-    if ((json && adm_report_write_json(rep, json) != ADM_OK) || (junit && adm_report_write_junit(rep, junit) != ADM_OK)) {
-        rc = adm_cli_fail();
-        goto done;
-    }
-    rc = adm_report_any_violation(rep) ? ADM_EXIT_CLAIM : ADM_EXIT_OK;
+    rc = adm_cli_finish_report(rep, json, junit, NULL);
 done:
     for (int c = 0; c < ncl; c++) free(claim_names[c]);
     adm_report_free(rep);
@@ -359,13 +354,7 @@ int adm_cmd_table(int argc, char **argv)
         }
         free(ptext);
     }
-    adm_report_print(rep, stdout);
-    if ((json_out && adm_report_write_json(rep, json_out) != ADM_OK) ||
-        (junit && adm_report_write_junit(rep, junit) != ADM_OK) || (html && adm_report_write_html(rep, html) != ADM_OK)) {
-        rc = adm_cli_fail();
-        goto done;
-    }
-    rc = adm_report_any_violation(rep) ? ADM_EXIT_CLAIM : ADM_EXIT_OK;
+    rc = adm_cli_finish_report(rep, json_out, junit, html);
 done:
     json_decref(root);
     free(text);
