@@ -1,17 +1,20 @@
 #!/bin/sh
 # On the device machine: the GPU tests (real cuBLASLt kernels through the
-# harness, the GPU oracle against the CPU's) and the FLUX.1 MLP-sized run of
-# the real GELU_BIAS epilogue against the real eager path. Outputs to $1.
+# harness, the GPU oracle against the CPU's), the GPU fusion table, and
+# (with "flux") the FLUX.1 MLP-sized run of the real GELU_BIAS epilogue
+# against the real eager path. Outputs to $1.
 set -u
 out=${1:-.}
 cd "$(dirname "$0")/../build" || exit 1
 export LD_LIBRARY_PATH="$PWD/rt:$PWD"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv
 CK_RUN_CASE=Kernels ./tests/check_cuda 2>&1 | tee "$out/kernels.txt"
-CK_RUN_CASE=Oracle ./tests/check_cuda 2>&1 | tail -4
-./admit-kernel run ../captures/data/flux_fc1_gelu_small.h5 --reference cublas_eager --candidate cublaslt_gelu_bias \
-    --candidate cublaslt_bias --candidate fused_epilogue --candidate eager 2>&1 | tee "$out/run_small.txt"
-./admit-kernel capture synth -o /tmp/flux_fc1.h5 --tokens 4096 --channels 3072 --out-features 12288 --seed 1 \
-    --gzip 0 --model "FLUX.1-dev (synthetic)" --layer transformer_blocks.0.ff.net.0
-time ./admit-kernel run /tmp/flux_fc1.h5 --reference cublas_eager --candidate cublaslt_gelu_bias \
-    --candidate cublaslt_bias --reader fp8_e4m3 --json "$out/run_flux.json" 2>&1 | tee "$out/run_flux.txt"
+CK_RUN_CASE=Oracle ./tests/check_cuda 2>&1 | tee "$out/oracle.txt"
+./admit-kernel table ../fusions/dit_gpu.json --json "$out/table_gpu.json" 2>&1 | tee "$out/table_gpu.txt"
+./admit-kernel oracle ../captures/data/flux_fc1_gelu_small.h5 --gpu | tail -4
+if [ "${2:-}" = flux ]; then
+    ./admit-kernel capture synth -o /tmp/flux_fc1.h5 --tokens 4096 --channels 3072 --out-features 12288 --seed 1 \
+        --gzip 0 --model "FLUX.1-dev (synthetic)" --layer transformer_blocks.0.ff.net.0
+    time ./admit-kernel run /tmp/flux_fc1.h5 --reference cublas_eager --candidate cublaslt_gelu_bias \
+        --candidate cublaslt_bias --reader fp8_e4m3 --json "$out/run_flux.json" 2>&1 | tee "$out/run_flux.txt"
+fi

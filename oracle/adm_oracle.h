@@ -92,7 +92,7 @@ typedef struct adm_oracle_config {
     double sharpness;
     int mpfr_bits;      /* precision of the MPFR evaluator (default 256, at least 64) */
     int threads;        /* CPU threads for the fp64 passes (0: all cores) */
-    int use_gpu;        /* evaluate on the GPU where built and available */
+    int use_gpu;        /* the GEMM-family and elementwise ops on the GPU, where built and available */
 } adm_oracle_config;
 
 void adm_oracle_config_default(adm_oracle_config *cfg);

@@ -84,6 +84,7 @@ static adm_status eval_dispatch(const adm_o_ctx *c, double *val, double *bnd)
 {
     switch (adm_op_id_of(c->op)) {
     case OP_RELU: case OP_SCALE: case OP_GELU: case OP_SILU: case OP_SWIGLU: case OP_GATED_RESIDUAL:
+        if (c->use_gpu) return adm_o_cuda_elementwise(c, val, bnd);
         return adm_o_eval_elementwise(c, val, bnd);
     case OP_MATMUL: case OP_LINEAR: case OP_LINEAR_GELU:
         if (c->use_gpu) return adm_o_cuda_gemm(c, val, bnd);
@@ -208,8 +209,15 @@ adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params 
     make_ctx(o, op, p, inputs, &r.value, &c);
     if ((st = eval_dispatch(&c, r.value.data, r.bound.data)) != ADM_OK) goto fail;
     r.certified = 1;
-    r.on_gpu = c.use_gpu && (adm_op_id_of(op) == OP_MATMUL || adm_op_id_of(op) == OP_LINEAR ||
-                             adm_op_id_of(op) == OP_LINEAR_GELU);
+    switch (adm_op_id_of(op)) {
+    case OP_MATMUL: case OP_LINEAR: case OP_LINEAR_GELU: case OP_RELU: case OP_SCALE: case OP_GELU: case OP_SILU:
+    case OP_SWIGLU: case OP_GATED_RESIDUAL:
+        r.on_gpu = c.use_gpu;
+        break;
+    default:
+        r.on_gpu = 0; /* reductions, norms, attention, quantize: the CPU */
+        break;
+    }
     if ((st = refine(o, &c, &r, o->cfg.resolve_scale)) != ADM_OK) goto fail;
     *out = r;
     return ADM_OK;

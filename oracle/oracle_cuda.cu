@@ -108,7 +108,77 @@ adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const dou
     return ADM_OK;
 }
 
+/* The elementwise ops with their bounds (oracle/elementwise.c, the same
+ * formulas): x and the second operand resident in fp64; g broadcast
+ * beforehand on the host. */
+__global__ void elementwise(int id, int gelu_tanh, double factor, const double *x, const double *y, const double *g,
+                            double *val, double *bnd, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        double v = 0, e = 0, s, prod;
+        switch (id) {
+        case OP_RELU: v = x[i] > 0 ? x[i] : (isnan(x[i]) ? x[i] : 0.0); e = 0; break;
+        case OP_SCALE:
+            v = x[i] * factor;
+            e = adm_fn_up(ADM_FN_U * fabs(v) + ADM_TINY);
+            break;
+        case OP_GELU: v = gelu_tanh ? adm_fn_gelu_tanh(x[i], &e) : adm_fn_gelu_erf(x[i], &e); break;
+        case OP_SILU: v = adm_fn_silu(x[i], &e); break;
+        case OP_SWIGLU:
+            s = adm_fn_silu(x[i], &e);
+            v = s * y[i];
+            e = adm_fn_up(fabs(y[i]) * e + ADM_FN_U * fabs(v) + ADM_TINY);
+            break;
+        case OP_GATED_RESIDUAL:
+            prod = g[i] * y[i];
+            v = x[i] + prod;
+            e = adm_fn_up(ADM_FN_U * fabs(prod) + ADM_FN_U * fabs(v) + ADM_TINY);
+            break;
+        default: break;
+        }
+        val[i] = v;
+        bnd[i] = e;
+    }
+}
+
 } // namespace
+
+extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd)
+{
+    adm_op_id id = adm_op_id_of(c->op);
+    size_t n = (size_t)c->numel;
+    std::vector<double> hx(n ? n : 1), hy, hg;
+    dev dx, dy, dg, dv, db;
+    if (n == 0) return ADM_OK;
+    ADM_TRY(adm_tensor_to_f64(c->in[0], hx.data()));
+    if (id == OP_SWIGLU || id == OP_GATED_RESIDUAL) {
+        hy.resize(n);
+        ADM_TRY(adm_tensor_to_f64(c->in[id == OP_SWIGLU ? 1 : 2], hy.data()));
+    }
+    if (id == OP_GATED_RESIDUAL) {
+        adm_tensor gv;
+        hg.resize(n);
+        ADM_TRY(adm_tensor_broadcast(c->in[1], c->ndim, c->shape, &gv));
+        ADM_TRY(adm_tensor_to_f64(&gv, hg.data()));
+    }
+    ADM_CUDA_CHECK(cudaMalloc(&dx.p, 8 * n));
+    ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * n));
+    ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * n));
+    ADM_CUDA_CHECK(cudaMemcpy(dx.p, hx.data(), 8 * n, cudaMemcpyHostToDevice));
+    if (!hy.empty()) {
+        ADM_CUDA_CHECK(cudaMalloc(&dy.p, 8 * n));
+        ADM_CUDA_CHECK(cudaMemcpy(dy.p, hy.data(), 8 * n, cudaMemcpyHostToDevice));
+    }
+    if (!hg.empty()) {
+        ADM_CUDA_CHECK(cudaMalloc(&dg.p, 8 * n));
+        ADM_CUDA_CHECK(cudaMemcpy(dg.p, hg.data(), 8 * n, cudaMemcpyHostToDevice));
+    }
+    elementwise<<<grid_for(n), 256>>>((int)id, c->p->gelu_tanh, c->p->factor, dx.d(), dy.d(), dg.d(), dv.d(), db.d(), n);
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
+    return ADM_OK;
+}
 
 extern "C" int adm_o_cuda_usable(void)
 {

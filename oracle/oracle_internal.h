@@ -78,6 +78,7 @@ adm_status adm_o_gemm_tighten(const adm_o_ctx *c, int64_t index, double *value, 
 /* The GPU: cuBLAS DGEMM and CUDA kernels (oracle/oracle_cuda.cu). */
 int adm_o_cuda_usable(void);
 adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd);
+adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd);
 /* Device-side times (ms, median of reps) at M x K x N from random bf16
  * inputs: [0] one cuBLAS DGEMM on fp64 operands, [1] the oracle (bf16 to
  * fp64, norms, DGEMM, bias, GELU, bound), [2] uploading the bf16 inputs,

@@ -153,6 +153,56 @@ START_TEST(test_oracle_agrees)
 }
 END_TEST
 
+/* The GPU's elementwise oracle agrees with the CPU's within the bounds, on
+ * every bf16 input (gelu, silu) and DiT-like pairs (swiglu, gated residual). */
+START_TEST(test_oracle_elementwise)
+{
+    static const char *ops[6][2] = {{"gelu", "{\"approximate\":\"tanh\"}"}, {"gelu", "{}"}, {"silu", "{}"},
+                                    {"swiglu", "{}"}, {"gated_residual", "{}"}, {"scale", "{\"factor\":0.3}"}};
+    const adm_op *op = adm_op_find(ops[_i][0]);
+    adm_op_params p;
+    adm_tensor x, y, g;
+    int64_t shape[2] = {256, 256}, gs[2] = {256, 1}, bad = 0;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, NULL, NULL};
+    adm_oracle_config cfg;
+    adm_oracle *cpu, *gpu;
+    adm_oracle_result rc, rg;
+    double worst = 0;
+    ck_assert_int_eq(adm_tensor_alloc(&x, ADM_BF16, 2, shape), ADM_OK);
+    for (int64_t i = 0; i < 65536; i++) adm_tensor_set_bits(&x, i, (uint64_t)i); /* every bf16 pattern */
+    ck_assert_int_eq(adm_synth_gaussian(7, 1.0, ADM_BF16, 2, shape, &y), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(8, 0.3, ADM_BF16, 2, gs, &g), ADM_OK);
+    if (!strcmp(ops[_i][0], "swiglu")) in[1] = &y;
+    if (!strcmp(ops[_i][0], "gated_residual")) { in[1] = &g; in[2] = &y; }
+    ck_assert_int_eq(adm_op_params_parse(op, ops[_i][1], &p), ADM_OK);
+    adm_oracle_config_default(&cfg);
+    ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
+    cfg.use_gpu = 1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(cpu, op, &p, in, &rc), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
+    ck_assert(rg.on_gpu);
+    for (int64_t i = 0; i < 65536; i++) {
+        double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
+        double bc = ((double *)rc.bound.data)[i], bg = ((double *)rg.bound.data)[i];
+        if (isnan(vc) || isnan(vg)) { bad += isnan(vc) != isnan(vg); continue; }
+        if (isinf(vc) || isinf(vg)) { bad += vc != vg; continue; }
+        if (fabs(vc - vg) > bc + bg) bad++;
+        if (bc + bg > 0) worst = fmax(worst, fabs(vc - vg) / (bc + bg));
+    }
+    printf("oracle %s %s: GPU against CPU over every bf16 input, worst |diff|/(bounds) %.3g, %lld outside\n",
+           ops[_i][0], ops[_i][1], worst, (long long)bad);
+    ck_assert_int_eq(bad, 0);
+    adm_oracle_result_free(&rc);
+    adm_oracle_result_free(&rg);
+    adm_oracle_free(cpu);
+    adm_oracle_free(gpu);
+    adm_tensor_free(&x);
+    adm_tensor_free(&y);
+    adm_tensor_free(&g);
+}
+END_TEST
+
 /* The real kernels through the harness: the cuBLASLt GELU_BIAS epilogue
  * against the eager cuBLASLt path (the seed's 0.66x), and the eager GPU
  * path against its CPU emulation. */
@@ -216,6 +266,7 @@ int main(void)
     tc = tcase_create("Oracle");
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_oracle_agrees, 0, 2);
+    tcase_add_loop_test(tc, test_oracle_elementwise, 0, 6);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
