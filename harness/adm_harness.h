@@ -105,8 +105,15 @@ typedef struct adm_gate_outcome {
     char reason[480];          /* one sentence when failed, a note when not applicable */
 } adm_gate_outcome;
 
+/* Error histograms in ulps of the output format (at the scale gate 1 uses):
+ * bin 0 below -ADM_HIST_RANGE, the last above +ADM_HIST_RANGE, the rest
+ * of width 2 ADM_HIST_RANGE / (ADM_HIST_BINS - 2) between. */
+#define ADM_HIST_BINS 34
+#define ADM_HIST_RANGE 4.0
+
 typedef struct adm_verdict {
     adm_tier tier;
+    int64_t hist_r[ADM_HIST_BINS], hist_c[ADM_HIST_BINS];
     adm_gate_outcome gate[ADM_GATE_COUNT];
     int64_t n;                 /* elements compared (all three finite) */
     /* gate 1 */

@@ -173,6 +173,14 @@ double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
     return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
 }
 
+static inline int hist_bin(double ulps)
+{
+    double w = 2 * ADM_HIST_RANGE / (ADM_HIST_BINS - 2);
+    if (!(ulps >= -ADM_HIST_RANGE)) return 0;
+    if (ulps >= ADM_HIST_RANGE) return ADM_HIST_BINS - 1;
+    return 1 + (int)floor((ulps + ADM_HIST_RANGE) / w);
+}
+
 static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const reader_ *cd, const adm_gate_config *cfg,
                           adm_verdict *v)
 {
@@ -215,7 +223,8 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
     reduction(max : maxr, maxc, maxq)
     {
         double *tch = calloc((size_t)(2 * N + 1), sizeof(double));
-        int64_t *tcn = calloc((size_t)(N + 1), sizeof(int64_t));
+        int64_t *tcn = calloc((size_t)(N + 1), sizeof(int64_t)), th[2][ADM_HIST_BINS];
+        memset(th, 0, sizeof th);
         if (!tch || !tcn) {
 #pragma omp atomic write
             oom = 1;
@@ -246,6 +255,8 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
                 maxq = fmax(maxq, fabs(q));
                 ur2 += (er * u) * (er * u);
                 uc2 += (ec * u) * (ec * u);
+                th[0][hist_bin(er * u)]++;
+                th[1][hist_bin(ec * u)]++;
                 uq2 += (q * u) * (q * u);
                 sr += er;
                 sc += ec;
@@ -267,10 +278,16 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
         }
         if (tch && tcn) {
 #pragma omp critical
-            for (int64_t j = 0; j < N; j++) {
-                chs[2 * j] += tch[2 * j];
-                chs[2 * j + 1] += tch[2 * j + 1];
-                chn[j] += tcn[j];
+            {
+                for (int64_t j = 0; j < N; j++) {
+                    chs[2 * j] += tch[2 * j];
+                    chs[2 * j + 1] += tch[2 * j + 1];
+                    chn[j] += tcn[j];
+                }
+                for (int b = 0; b < ADM_HIST_BINS; b++) {
+                    v->hist_r[b] += th[0][b];
+                    v->hist_c[b] += th[1][b];
+                }
             }
         }
         free(tch);

@@ -196,6 +196,17 @@ adm_status adm_report_write_json(const adm_report *r, const char *path)
         json_object_set_new(nums, "flips_candidate", json_integer(v->flips_c));
         json_object_set_new(nums, "flip_ties", json_integer(v->ties));
         json_object_set_new(o, "numbers", nums);
+        {
+            json_t *h = json_object(), *hr = json_array(), *hc = json_array();
+            for (int b = 0; b < ADM_HIST_BINS; b++) {
+                json_array_append_new(hr, json_integer(v->hist_r[b]));
+                json_array_append_new(hc, json_integer(v->hist_c[b]));
+            }
+            json_object_set_new(h, "range_ulps", json_real(ADM_HIST_RANGE));
+            json_object_set_new(h, "reference", hr);
+            json_object_set_new(h, "candidate", hc);
+            json_object_set_new(o, "ulp_error_histogram", h);
+        }
         for (int g = 1; g < ADM_GATE_COUNT; g++) {
             json_t *go = json_object();
             json_object_set_new(go, "gate", json_string(adm_gate_name(g)));
@@ -296,6 +307,31 @@ adm_status adm_report_write_junit(const adm_report *r, const char *path)
     return st;
 }
 
+/* An inline SVG: the error histograms (in ulps) of the reference path
+ * (grey) and the candidate (blue), log-scaled counts. */
+static void svg_hist(sbuf *b, const adm_verdict *v)
+{
+    char t[256];
+    const int W = 340, H = 90, bw = W / ADM_HIST_BINS;
+    double top = 1;
+    for (int i = 0; i < ADM_HIST_BINS; i++) top = fmax(top, (double)(v->hist_r[i] > v->hist_c[i] ? v->hist_r[i] : v->hist_c[i]));
+    snprintf(t, sizeof t, "<svg width=\"%d\" height=\"%d\" role=\"img\"><title>error in ulps, -%g..%g, outside at the ends</title>",
+             W, H + 12, ADM_HIST_RANGE, ADM_HIST_RANGE);
+    puts_(b, t);
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < ADM_HIST_BINS; i++) {
+            int64_t c = s ? v->hist_c[i] : v->hist_r[i];
+            double h = c > 0 ? (double)H * log10(1.0 + (double)c) / log10(1.0 + top) : 0;
+            snprintf(t, sizeof t, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\" opacity=\"%s\"/>",
+                     i * bw + (s ? bw / 3 : 0), H - h, s ? bw / 2 : bw - 1, h, s ? "#2060c0" : "#999", s ? "0.9" : "0.7");
+            puts_(b, t);
+        }
+    snprintf(t, sizeof t, "<text x=\"0\" y=\"%d\" font-size=\"9\">-%g ulp</text><text x=\"%d\" y=\"%d\" "
+             "font-size=\"9\">0</text><text x=\"%d\" y=\"%d\" font-size=\"9\">+%g</text></svg>",
+             H + 10, ADM_HIST_RANGE, W / 2 - 3, H + 10, W - 22, H + 10, ADM_HIST_RANGE);
+    puts_(b, t);
+}
+
 adm_status adm_report_write_html(const adm_report *r, const char *dir)
 {
     sbuf b = {0};
@@ -311,7 +347,8 @@ adm_status adm_report_write_html(const adm_report *r, const char *dir)
               ".bad{outline:3px solid #c00}</style></head><body>\n<h1>");
     xml(&b, r->title);
     puts_(&b, "</h1>\n<table>\n<tr><th>entry</th><th>candidate</th><th>declared</th><th>measured</th><th>RMS</th>"
-              "<th>max</th><th>ulp RMS</th><th>mean / ref RMS</th><th>why</th></tr>\n");
+              "<th>max</th><th>ulp RMS</th><th>mean / ref RMS</th><th>error (ulps): reference grey, candidate blue</th>"
+              "<th>why</th></tr>\n");
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
@@ -326,6 +363,8 @@ adm_status adm_report_write_html(const adm_report *r, const char *dir)
                  row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio,
                  v->ulp_ratio, D > 0 ? v->mean_c / D : 0.0);
         puts_(&b, tmp);
+        svg_hist(&b, v);
+        puts_(&b, "</td><td>");
         for (int g = 1; g < ADM_GATE_COUNT; g++)
             if (!v->gate[g].passed && (g != ADM_GATE_EXACT || v->tier == ADM_TIER_EXACT)) {
                 puts_(&b, "<b>");

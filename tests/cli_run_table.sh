@@ -25,6 +25,7 @@ expect 2 "expected CAPTURE, --reference" -- "$admit" run "$g" --candidate fused_
 expect 0 "flux1_ff_linear_gelu_epilogue" "ideogram_bf16_gate_rmsnorm     bf16_stats             high      high" \
     -- "$admit" table "$src/fusions/dit.json" --json "$work/t.json" --junit "$work/t.xml" --html "$work/html"
 grep -q "<table>" "$work/html/index.html" || { echo "FAIL: no HTML report"; fails=$((fails + 1)); }
+[ "$(grep -o "<svg" "$work/html/index.html" | wc -l)" = 14 ] || { echo "FAIL: not one error histogram per entry"; fails=$((fails + 1)); }
 checks=$((checks + 1))
 /usr/bin/python3 - "$work/t.json" <<'PY' || { echo "FAIL: table JSON"; fails=$((fails + 1)); }
 import json, sys
