@@ -29,6 +29,7 @@ static const char usage[] =
 
 int adm_cli_fail(void)
 {
+    adm_cli_progress_done();
     fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
     return ADM_EXIT_INPUT;
 }
@@ -89,8 +90,29 @@ int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier)
     return ADM_EXIT_OK;
 }
 
+#include <unistd.h>
+
+static int progress_shown;
+
+void adm_cli_progress(int k, int n, const char *what)
+{
+    if (!isatty(STDERR_FILENO)) return;
+    fprintf(stderr, "\r\033[K[%d/%d] %.60s", k, n, what);
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+void adm_cli_progress_done(void)
+{
+    if (!progress_shown) return;
+    fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+    progress_shown = 0;
+}
+
 int adm_cli_finish_report(const adm_report *rep, const char *json, const char *junit, const char *html)
 {
+    adm_cli_progress_done();
     adm_report_print(rep, stdout);
     if ((json && adm_report_write_json(rep, json) != ADM_OK) || (junit && adm_report_write_junit(rep, junit) != ADM_OK) ||
         (html && adm_report_write_html(rep, html) != ADM_OK))

@@ -27,6 +27,11 @@ int adm_cli_parse_f64(const char *s, double *out);
  * ADM_EXIT_OK, or ADM_EXIT_INPUT after printing why. */
 int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier);
 
+/* A progress line on stderr, only when it is a terminal: "[k/n] what".
+ * adm_cli_progress_done clears it. */
+void adm_cli_progress(int k, int n, const char *what);
+void adm_cli_progress_done(void);
+
 struct adm_report;
 /* Prints the report, writes the requested files (NULL: none), and returns
  * the exit code: 1 when a verdict breaks its claim, 2 when a file cannot be

@@ -56,6 +56,7 @@ int adm_cmd_replay(int argc, char **argv)
     for (int f = 0; f < nf; f++) {
         adm_capture *cap = NULL;
         adm_replay_result res;
+        adm_cli_progress(f + 1, nf, files[f]);
         if (adm_capture_read(files[f], &cap) != ADM_OK || adm_capture_validate(cap) != ADM_OK ||
             adm_harness_replay(cap, NULL, NULL, &res) != ADM_OK) {
             rc = adm_cli_fail();

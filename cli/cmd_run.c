@@ -159,6 +159,7 @@ int adm_cmd_run(int argc, char **argv)
         const char *caps[1] = {capture};
         for (int c = 0; c < ncl; c++)
             if (!strcmp(claim_names[c], cands[k])) claim = &claim_tiers[c];
+        adm_cli_progress(k + 1, nc, cands[k]);
         if (measure(capture, "run", caps, 1, NULL, ref, cands[k], &reader, rep, claim, &measured) != ADM_OK) {
             rc = adm_cli_fail();
             goto done;
@@ -339,6 +340,7 @@ int adm_cmd_table(int argc, char **argv)
             cpaths[k] = cbuf[k];
         }
         if (params) ptext = json_dumps(params, JSON_COMPACT);
+        adm_cli_progress((int)i + 1, (int)json_array_size(fus), name);
         {
             adm_op_params pp;
             if (ptext && adm_op_params_parse(op, ptext, &pp) != ADM_OK) {
