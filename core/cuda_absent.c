@@ -33,5 +33,5 @@ adm_status adm_cuda_convert_f32_range(adm_dtype dt, adm_round mode, unsigned fla
 #else
 /* Built with CUDA: core/cuda.cu defines the surface. ISO C forbids an
  * empty translation unit. */
-typedef int adm_cuda_stub_unused;
+typedef int adm_cuda_absent_unused;
 #endif

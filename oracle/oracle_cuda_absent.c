@@ -22,5 +22,5 @@ adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, doub
     return ADM_FAIL(ADM_ERR_NO_DEVICE, "admit was built without CUDA");
 }
 #else
-typedef int adm_oracle_cuda_stub_unused;
+typedef int adm_oracle_cuda_absent_unused;
 #endif

@@ -9,5 +9,5 @@ adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor *w, const 
     return ADM_FAIL(ADM_ERR_NO_DEVICE, "admit was built without CUDA");
 }
 #else
-typedef int adm_cuda_impl_stub_unused;
+typedef int adm_cuda_impl_absent_unused;
 #endif
