@@ -402,6 +402,9 @@ done:
 
 /* ------------------------------------------------------------ gate 3 */
 
+static int kind_of(double x) { return isnan(x) ? 1 : (isinf(x) ? (x > 0 ? 2 : 3) : 0); }
+static const char *kind_names[4] = {"a finite value", "NaN", "+Inf", "-Inf"};
+
 /* Compares NaN, +Inf, -Inf positions and shapes; returns 1 when equal. */
 static int special_positions(const adm_tensor *r, const adm_tensor *c, char *why, size_t n)
 {
@@ -414,22 +417,18 @@ static int special_positions(const adm_tensor *r, const adm_tensor *c, char *why
     }
     k = adm_tensor_numel(r);
     for (int64_t i = 0; i < k; i++) {
-        double x = adm_tensor_get(r, i), y = adm_tensor_get(c, i);
-        int kx = isnan(x) ? 1 : (isinf(x) ? (x > 0 ? 2 : 3) : 0), ky = isnan(y) ? 1 : (isinf(y) ? (y > 0 ? 2 : 3) : 0);
-        static const char *what[4] = {"a finite value", "NaN", "+Inf", "-Inf"};
+        int kx = kind_of(adm_tensor_get(r, i)), ky = kind_of(adm_tensor_get(c, i));
         if (kx != ky) {
-            snprintf(why, n, "element %lld is %s where the reference has %s", (long long)i, what[ky], what[kx]);
+            snprintf(why, n, "element %lld is %s where the reference has %s", (long long)i, kind_names[ky],
+                     kind_names[kx]);
             return 0;
         }
     }
     return 1;
 }
 
-static int kind_of(double x) { return isnan(x) ? 1 : (isinf(x) ? (x > 0 ? 2 : 3) : 0); }
-
 static void gate_special(const adm_judge_input *in, const reader_ *rd, const reader_ *cd, adm_verdict *v)
 {
-    static const char *what[4] = {"a finite value", "NaN", "+Inf", "-Inf"};
     char why[300];
     int64_t n = adm_tensor_numel(in->ref), first = n;
 #pragma omp parallel for reduction(min : first) schedule(static)
@@ -437,7 +436,7 @@ static void gate_special(const adm_judge_input *in, const reader_ *rd, const rea
         if (i < first && kind_of(at(rd, i)) != kind_of(at(cd, i))) first = i;
     if (first < n)
         fail_gate(v, ADM_GATE_SPECIAL, "On the capture's inputs, element %lld is %s where the reference has %s.",
-                  (long long)first, what[kind_of(at(cd, first))], what[kind_of(at(rd, first))]);
+                  (long long)first, kind_names[kind_of(at(cd, first))], kind_names[kind_of(at(rd, first))]);
     for (int s = 0; s < in->n_special; s++) {
         const adm_special_outcome *so = &in->special[s];
         if (so->cand_status == ADM_ERR_NOT_FOUND) continue; /* not run on this case */
