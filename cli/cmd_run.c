@@ -46,7 +46,7 @@ static void list_impls(void)
 }
 
 /* Judges cand against ref on every capture; the worst verdict counts. */
-static adm_status measure(const char *source, const char *label, const char *const *captures, int ncap,
+static adm_status measure(const char *source, const char *label, const char *want_op, const char *const *captures, int ncap,
                           const char *params_override, const char *ref_spec, const char *cand_spec,
                           const adm_reader *reader, adm_report *rep, const adm_tier *claim, adm_tier *measured)
 {
@@ -67,6 +67,11 @@ static adm_status measure(const char *source, const char *label, const char *con
         if ((st = adm_capture_read(captures[k], &cap)) != ADM_OK || (st = adm_capture_validate(cap)) != ADM_OK)
             goto fail;
         op = adm_op_find(adm_capture_op(cap));
+        if (want_op && strcmp(want_op, adm_capture_op(cap)) != 0) {
+            st = ADM_FAIL(ADM_ERR_INVALID, "%s: the capture's op is '%s', the entry's '%s'", captures[k],
+                          adm_capture_op(cap), want_op);
+            goto fail;
+        }
         if (!op) {
             st = ADM_FAIL(ADM_ERR_UNSUPPORTED, "%s: op '%s' is not in the catalog: run needs the oracle", captures[k],
                           adm_capture_op(cap));
@@ -160,7 +165,7 @@ int adm_cmd_run(int argc, char **argv)
         for (int c = 0; c < ncl; c++)
             if (!strcmp(claim_names[c], cands[k])) claim = &claim_tiers[c];
         adm_cli_progress(k + 1, nc, cands[k]);
-        if (measure(capture, "run", caps, 1, NULL, ref, cands[k], &reader, rep, claim, &measured) != ADM_OK) {
+        if (measure(capture, "run", NULL, caps, 1, NULL, ref, cands[k], &reader, rep, claim, &measured) != ADM_OK) {
             rc = adm_cli_fail();
             goto done;
         }
@@ -349,7 +354,7 @@ int adm_cmd_table(int argc, char **argv)
                 goto done;
             }
         }
-        if (measure(name, opname, cpaths, ncap, ptext, ref, cand, &reader, rep, &declared, &measured) != ADM_OK) {
+        if (measure(name, opname, opname, cpaths, ncap, ptext, ref, cand, &reader, rep, &declared, &measured) != ADM_OK) {
             free(ptext);
             rc = adm_cli_fail();
             goto done;

@@ -52,6 +52,8 @@ printf '{"fusions": [\n  {"name": "a", "op": "cubic", "reference": "e", "candida
 expect 2 "fusions[0].op: 'cubic' is not in the catalog" -- "$admit" table "$work/bad3.json"
 printf '{"fusions": [ {"name": "a",, } ]}\n' > "$work/bad4.json"
 expect 2 "bad4.json:1:" "not valid JSON" -- "$admit" table "$work/bad4.json"
+printf '{"fusions": [{"name": "a", "op": "linear", "reference": "eager", "candidate": "splitk_fp32", "declared": "high", "captures": ["%s"]}]}\n' "$g" > "$work/bad7.json"
+expect 2 "the capture's op is 'linear+gelu', the entry's 'linear'" -- "$admit" table "$work/bad7.json"
 printf '{"fusions": []}\n' > "$work/bad5.json"
 expect 2 "non-empty array" -- "$admit" table "$work/bad5.json"
 printf '{"fusions": [{"name": "a", "op": "linear", "reference": "eager", "candidate": "splitk_fp32", "declared": "high", "captures": ["nowhere.h5"]}]}\n' > "$work/bad6.json"
