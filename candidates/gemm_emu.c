@@ -87,7 +87,6 @@ adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tens
                 v = adm_emu_gelu_f32(v, e->gelu);
             }
             if (e->nudge_ulps != 0) v = (float)(v + e->nudge_ulps * adm_format_ulp(e->out, v));
-            adm_tensor_set_bits(out, i * N + j, 0);
             {
                 uint64_t bits;
                 adm_format_encode(e->out, v, e->out_round, 0, &bits);
