@@ -236,6 +236,53 @@ static adm_status schema_error(const char *file, const char *text, int entry, co
 
 static const char *str_field(json_t *e, const char *k) { return json_string_value(json_object_get(e, k)); }
 
+/* An entry's "static" declarations must be the candidate implementation's
+ * own: a table cannot declare a precision its kernel does not have. */
+static adm_status check_static(const char *file, const char *text, int i, json_t *st, const char *op, const char *cand)
+{
+    const adm_impl *im = NULL;
+    const char *k;
+    json_t *v;
+    adm_status rs = ADM_OK;
+    if (!st) return ADM_OK;
+    if (!json_is_object(st)) return schema_error(file, text, i, "static", "must be an object");
+    if ((rs = adm_impl_resolve(op, cand, &im)) != ADM_OK)
+        return schema_error(file, text, i, "candidate", "%s", adm_error_message());
+    json_object_foreach(st, k, v) {
+        if (!strcmp(k, "accumulator") || !strcmp(k, "operand") || !strcmp(k, "intermediate")) {
+            adm_dtype want = !strcmp(k, "accumulator") ? im->decl.accumulator
+                             : !strcmp(k, "operand")   ? im->decl.operand : im->decl.intermediate, got;
+            if (!json_is_string(v) || adm_dtype_from_name(json_string_value(v), &got) != ADM_OK) {
+                rs = schema_error(file, text, i, "static", "'%s' must be a dtype name", k);
+                break;
+            }
+            if (got != want) {
+                rs = schema_error(file, text, i, "static", "declares %s %s, but implementation '%s' is %s", k,
+                                  adm_dtype_name(got), cand, adm_dtype_name(want));
+                break;
+            }
+        } else if (!strcmp(k, "transcendental_ulps")) {
+            if (!json_is_number(v) || json_number_value(v) != im->decl.transcendental_ulps) {
+                rs = schema_error(file, text, i, "static", "declares transcendental_ulps %g, but implementation '%s' "
+                                  "is %g", json_number_value(v), cand, im->decl.transcendental_ulps);
+                break;
+            }
+        } else if (!strcmp(k, "stable")) {
+            if (!json_is_boolean(v) || json_is_true(v) != (im->decl.stable == 1)) {
+                rs = schema_error(file, text, i, "static", "declares stable %s, but implementation '%s' %s",
+                                  json_is_true(v) ? "true" : "false", cand, im->decl.stable == 1 ? "is" : "is not");
+                break;
+            }
+        } else {
+            rs = schema_error(file, text, i, "static", "unknown key '%s' (accumulator, operand, intermediate, "
+                              "transcendental_ulps, stable)", k);
+            break;
+        }
+    }
+    adm_plugin_free(im);
+    return rs;
+}
+
 int adm_cmd_table(int argc, char **argv)
 {
     const char *file = NULL, *json_out = NULL, *junit = NULL, *html = NULL;
@@ -343,6 +390,10 @@ int adm_cmd_table(int argc, char **argv)
             if (!cp) { rc = adm_cli_fail_with(schema_error(file, text, (int)i, "captures", "entry %d is not a string", k)); goto done; }
             snprintf(cbuf[k], sizeof cbuf[k], "%s%s%s", cp[0] == '/' ? "" : dir, cp[0] == '/' ? "" : "/", cp);
             cpaths[k] = cbuf[k];
+        }
+        if (check_static(file, text, (int)i, json_object_get(e, "static"), opname, cand) != ADM_OK) {
+            rc = adm_cli_fail();
+            goto done;
         }
         if (params) ptext = json_dumps(params, JSON_COMPACT);
         adm_cli_progress((int)i + 1, (int)json_array_size(fus), name);

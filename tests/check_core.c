@@ -550,6 +550,28 @@ START_TEST(test_tensor_special)
 }
 END_TEST
 
+/* The fast fp32 -> bf16 / fp16 conversions against MPFR directly, on
+ * random fp32 encodings (the sweep checks every input against the
+ * rounding's defining property; this ties the same path to MPFR). */
+START_TEST(test_mpfr_fp32_sample)
+{
+    const adm_format_info *fb = adm_format_get(ADM_BF16), *fh = adm_format_get(ADM_FP16);
+    uint64_t seed = 777;
+    for (int i = 0; i < 300000; i++) {
+        float f = adm_f32_from_bits((uint32_t)lcg(&seed));
+        double b, h;
+        if (isnan(f)) continue;
+        b = ref_mpfr_round(fb, f, MPFR_RNDN);
+        h = ref_mpfr_round(fh, f, MPFR_RNDN);
+        ck_assert_msg(adm_bf16_to_f32(adm_bf16_from_f32(f)) == b || (isinf(b) && isinf(adm_bf16_to_f32(adm_bf16_from_f32(f)))),
+                      "bf16(%a): MPFR %a", (double)f, b);
+        ck_assert_msg((double)adm_fp16_to_f32(adm_fp16_from_f32(f)) == h, "fp16(%a): MPFR %a", (double)f, h);
+        ck_assert((double)adm_bf16_to_f32(adm_bf16_from_f32_rtz(f)) == ref_mpfr_round(fb, f, MPFR_RNDZ));
+        ck_assert((double)adm_fp16_to_f32(adm_fp16_from_f32_rtz(f)) == ref_mpfr_round(fh, f, MPFR_RNDZ));
+    }
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
     Suite *s = suite_create("core");
@@ -577,6 +599,7 @@ static Suite *core_suite(void)
     tc = tcase_create("MPFR");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, test_mpfr_sample);
+    tcase_add_test(tc, test_mpfr_fp32_sample);
     suite_add_tcase(s, tc);
     tc = tcase_create("Tensor");
     tcase_add_test(tc, test_tensor_views);

@@ -32,6 +32,25 @@ expect 1 "looser than the claim" "magnitude: RMS error" -- "$admit" replay "$g" 
 grep -q '<failure message="claimed lossless, measured high">' "$work/f.xml" || { echo "FAIL: no JUnit failure"; fails=$((fails + 1)); }
 checks=$((checks + 1))
 expect 1 "looser than the claim" -- "$admit" replay "$g" --claim fused_epilogue=exact
+# An op not in the catalog, with the user's own fp64 evaluation: judged,
+# and reported as uncertified.
+/usr/bin/python3 - "$work/user.h5" "$src/tools" <<'PY' || { echo "FAIL: writing the user-oracle capture"; fails=$((fails + 1)); }
+import sys
+sys.path.insert(0, sys.argv[2])
+import numpy as np
+from admit_capture import write_capture, bf16_bits_from_float32, Bits
+rng = np.random.default_rng(3)
+x = rng.standard_normal((64, 32)).astype(np.float32)
+exact = np.cbrt(x.astype(np.float64))                        # a "cube root" op admit does not know
+ref = Bits(bf16_bits_from_float32(exact.astype(np.float32)), "bf16")
+trunc = (exact.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)   # truncated to bf16
+write_capture(sys.argv[1], op="user_cbrt", inputs={"x": x}, reference=ref, oracle=exact,
+              candidates={"rounded": ref, "truncated": Bits(trunc, "bf16")})
+PY
+checks=$((checks + 1))
+expect 0 "rounded                -         exact" "[user oracle, uncertified]" "truncated              -         high" \
+    -- "$admit" replay "$work/user.h5"
+
 # Bad input and usage: exit 2, no report written.
 expect 2 "no candidate named 'nope'" -- "$admit" replay "$g" --claim nope=lossless --json "$work/never.json"
 [ -e "$work/never.json" ] && { echo "FAIL: a refused replay wrote a report"; fails=$((fails + 1)); }
