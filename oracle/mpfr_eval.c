@@ -172,7 +172,6 @@ static void norm(const adm_o_ctx *c, adm_op_id id, int64_t index, mpfr_t y)
     int64_t *off;
     mpfr_prec_t p = WP(y);
     mpfr_t *terms, mu, var, t, v;
-    int64_t k0 = 0;
     if (id == OP_GROUPNORM) {
         int cl = c->p->channels_last;
         int64_t B = x->shape[0], L = cl ? x->shape[1] : x->shape[2], G = c->p->groups, cpg;
@@ -188,7 +187,6 @@ static void norm(const adm_o_ctx *c, adm_op_id id, int64_t index, mpfr_t y)
         for (int64_t k = 0; k < n; k++) {
             int64_t kc = g * cpg + (cl ? k % cpg : k / L), kl = cl ? k / cpg : k % L;
             off[k] = cl ? (b * L + kl) * C + kc : (b * C + kc) * L + kl;
-            if (off[k] == index) k0 = k;
         }
         cc = ch;
     } else {
@@ -197,60 +195,45 @@ static void norm(const adm_o_ctx *c, adm_op_id id, int64_t index, mpfr_t y)
         base_chan = index / C * C;
         off = malloc(sizeof *off * (size_t)n);
         for (int64_t k = 0; k < n; k++) off[k] = base_chan + k;
-        k0 = index % C;
-        cc = k0;
+        cc = index % C;
     }
     terms = terms_new(n, 2 * p);
     mpfr_inits2(p, mu, var, t, v, (mpfr_ptr)0);
+    /* rmsnorm is the same computation about zero instead of the mean */
+    for (int64_t k = 0; k < n; k++) get(terms[k], x, off[k]);
     if (id == OP_RMSNORM) {
-        for (int64_t k = 0; k < n; k++) {
-            get(terms[k], x, off[k]);
-            mpfr_sqr(terms[k], terms[k], MPFR_RNDN);
-        }
-        sum_terms(var, terms, n);
-        mpfr_div_ui(var, var, (unsigned long)n, MPFR_RNDN);
-        mpfr_add_d(var, var, c->p->eps, MPFR_RNDN);
-        mpfr_sqrt(var, var, MPFR_RNDN);
-        get(t, x, index);
-        mpfr_div(v, t, var, MPFR_RNDN);
-        if (c->in[1]) { get(t, c->in[1], cc); mpfr_mul(v, v, t, MPFR_RNDN); }
-        if (c->p->silu) {
-            mpfr_set(t, v, MPFR_RNDN);
-            adm_o_silu_mpfr(v, t);
-        }
+        mpfr_set_zero(mu, 1);
     } else {
-        for (int64_t k = 0; k < n; k++) get(terms[k], x, off[k]);
         sum_terms(mu, terms, n);
         mpfr_div_ui(mu, mu, (unsigned long)n, MPFR_RNDN);
-        for (int64_t k = 0; k < n; k++) {
-            mpfr_sub(terms[k], terms[k], mu, MPFR_RNDN);
-            mpfr_sqr(terms[k], terms[k], MPFR_RNDN);
-        }
-        sum_terms(var, terms, n);
-        mpfr_div_ui(var, var, (unsigned long)n, MPFR_RNDN);
-        mpfr_add_d(var, var, c->p->eps, MPFR_RNDN);
-        mpfr_sqrt(var, var, MPFR_RNDN);
-        get(t, x, index);
-        mpfr_sub(t, t, mu, MPFR_RNDN);
-        mpfr_div(v, t, var, MPFR_RNDN);
-        if (c->in[1]) { get(t, c->in[1], cc); mpfr_mul(v, v, t, MPFR_RNDN); }
-        if (c->in[2]) { get(t, c->in[2], cc); mpfr_add(v, v, t, MPFR_RNDN); }
-        if (id == OP_LAYERNORM && c->p->modulate) {
-            adm_tensor sh, sc;
-            (void)adm_tensor_broadcast(c->in[3], c->ndim, c->shape, &sh);
-            (void)adm_tensor_broadcast(c->in[4], c->ndim, c->shape, &sc);
-            get(t, &sc, index);
-            mpfr_add_ui(t, t, 1, MPFR_RNDN);
-            mpfr_mul(v, v, t, MPFR_RNDN);
-            get(t, &sh, index);
-            mpfr_add(v, v, t, MPFR_RNDN);
-        }
-        if (id == OP_GROUPNORM && c->p->silu) {
-            mpfr_set(t, v, MPFR_RNDN);
-            adm_o_silu_mpfr(v, t);
-        }
     }
-    (void)k0;
+    for (int64_t k = 0; k < n; k++) {
+        mpfr_sub(terms[k], terms[k], mu, MPFR_RNDN);
+        mpfr_sqr(terms[k], terms[k], MPFR_RNDN);
+    }
+    sum_terms(var, terms, n);
+    mpfr_div_ui(var, var, (unsigned long)n, MPFR_RNDN);
+    mpfr_add_d(var, var, c->p->eps, MPFR_RNDN);
+    mpfr_sqrt(var, var, MPFR_RNDN);
+    get(t, x, index);
+    mpfr_sub(t, t, mu, MPFR_RNDN);
+    mpfr_div(v, t, var, MPFR_RNDN);
+    if (c->in[1]) { get(t, c->in[1], cc); mpfr_mul(v, v, t, MPFR_RNDN); }
+    if (id != OP_RMSNORM && c->in[2]) { get(t, c->in[2], cc); mpfr_add(v, v, t, MPFR_RNDN); }
+    if (id == OP_LAYERNORM && c->p->modulate) {
+        adm_tensor sh, sc;
+        (void)adm_tensor_broadcast(c->in[3], c->ndim, c->shape, &sh);
+        (void)adm_tensor_broadcast(c->in[4], c->ndim, c->shape, &sc);
+        get(t, &sc, index);
+        mpfr_add_ui(t, t, 1, MPFR_RNDN);
+        mpfr_mul(v, v, t, MPFR_RNDN);
+        get(t, &sh, index);
+        mpfr_add(v, v, t, MPFR_RNDN);
+    }
+    if ((id == OP_GROUPNORM || id == OP_RMSNORM) && c->p->silu) {
+        mpfr_set(t, v, MPFR_RNDN);
+        adm_o_silu_mpfr(v, t);
+    }
     mpfr_set(y, v, MPFR_RNDN);
     mpfr_clears(mu, var, t, v, (mpfr_ptr)0);
     terms_free(terms, n);
