@@ -131,7 +131,9 @@ typedef struct adm_verdict {
 
 /* Judges; the oracle must be sharp (max bound <= sharpness x the
  * reference RMS error, floored at the correctly rounded output's), or
- * ADM_ERR_RANGE: nothing is judged with a blunt oracle. */
+ * ADM_ERR_RANGE: nothing is judged with a blunt oracle. Running out of
+ * memory is ADM_ERR_NOMEM, not a verdict. On any error *v holds no
+ * verdict (its tier reads high). */
 adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v);
 /* The error scale the oracle must resolve for this reference: its RMS
  * error, floored at the correctly rounded output's. */

@@ -1,10 +1,30 @@
 /* The seven gates and the verdict. Formulas, thresholds and the reasons
  * behind them: harness/GATES.md. */
-#include "adm_harness.h"
+#include "harness_internal.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+static atomic_int alloc_countdown, alloc_fired;
+
+void adm_h_inject_alloc_failure(int nth)
+{
+    if (nth > 0) atomic_store(&alloc_fired, 0);
+    atomic_store(&alloc_countdown, nth > 0 ? nth : 0);
+}
+
+int adm_h_injected(void) { return atomic_load(&alloc_fired); }
+
+void *adm_h_calloc(size_t n, size_t size)
+{
+    if (atomic_load(&alloc_countdown) > 0 && atomic_fetch_sub(&alloc_countdown, 1) == 1) {
+        atomic_fetch_add(&alloc_fired, 1);
+        return NULL;
+    }
+    return calloc(n, size);
+}
 
 static const char *tier_names[3] = {"exact", "lossless", "high"};
 static const char *gate_names[ADM_GATE_COUNT] = {"", "magnitude", "bias", "special values", "non-contiguous",
@@ -181,36 +201,30 @@ static inline int hist_bin(double ulps)
     return 1 + (int)floor((ulps + ADM_HIST_RANGE) / w);
 }
 
-static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const reader_ *cd, const adm_gate_config *cfg,
-                          adm_verdict *v)
+/* Gates 1 and 2. ADM_ERR_NOMEM when the statistics cannot be allocated:
+ * an error, never a verdict. */
+static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, const reader_ *cd,
+                                const adm_gate_config *cfg, adm_verdict *v)
 {
     const double *o = in->oracle->data;
     int64_t n = adm_tensor_numel(in->oracle);
     int64_t N = in->oracle->ndim ? in->oracle->shape[in->oracle->ndim - 1] : 1, R = N ? n / N : 0, m = 0;
     adm_dtype fmt = in->ref->dtype;
-    double *chs = calloc((size_t)(2 * N + 1), sizeof(double)), *rws = calloc((size_t)(2 * R + 1), sizeof(double));
-    int64_t *chn = calloc((size_t)(N + 1), sizeof(int64_t)), *rwn = calloc((size_t)(R + 1), sizeof(int64_t));
+    double *chs = adm_h_calloc((size_t)(2 * N + 1), sizeof(double)), *rws = adm_h_calloc((size_t)(2 * R + 1), sizeof(double));
+    int64_t *chn = adm_h_calloc((size_t)(N + 1), sizeof(int64_t)), *rwn = adm_h_calloc((size_t)(R + 1), sizeof(int64_t));
     double er2 = 0, ec2 = 0, maxr = 0, maxc = 0, q2 = 0, maxq = 0, ur2 = 0, uc2 = 0, uq2 = 0;
     double sr = 0, sc = 0, tr = 0, tc = 0, gr = 0, gc = 0, o2 = 0, tr2 = 0, tc2 = 0;
-    double D, Dmax, Du;
+    double D, Dmax, Du, *colrms = NULL;
     int oom = 0;
-    if (!chs || !rws || !chn || !rwn) {
-        free(chs); free(rws); free(chn); free(rwn);
-        fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
-        return;
-    }
+    adm_status st = ADM_OK;
+    if (!chs || !rws || !chn || !rwn) goto nomem;
     /* ulps are measured at max(|o|, min(rms of o over its row, over its
      * channel) / 4): the element's own scale, or the typical magnitude of
      * its token and channel where the output cancels to near zero (there
      * every path's error is many ulps of that tiny value and would swamp
      * the statistic). A token or channel of small magnitude is still
      * measured at its own scale. */
-    double *colrms = calloc((size_t)(N + 1), sizeof(double));
-    if (!colrms) {
-        free(chs); free(rws); free(chn); free(rwn);
-        fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
-        return;
-    }
+    if (!(colrms = adm_h_calloc((size_t)(N + 1), sizeof(double)))) goto nomem;
     for (int64_t row = 0; row < R; row++)
         for (int64_t j = 0; j < N; j++) {
             double x = o[row * N + j];
@@ -222,8 +236,8 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
 #pragma omp parallel reduction(+ : er2, ec2, q2, ur2, uc2, uq2, sr, sc, tr, tc, gr, gc, o2, tr2, tc2, m) \
     reduction(max : maxr, maxc, maxq)
     {
-        double *tch = calloc((size_t)(2 * N + 1), sizeof(double));
-        int64_t *tcn = calloc((size_t)(N + 1), sizeof(int64_t)), th[2][ADM_HIST_BINS];
+        double *tch = adm_h_calloc((size_t)(2 * N + 1), sizeof(double));
+        int64_t *tcn = adm_h_calloc((size_t)(N + 1), sizeof(int64_t)), th[2][ADM_HIST_BINS];
         memset(th, 0, sizeof th);
         if (!tch || !tcn) {
 #pragma omp atomic write
@@ -293,11 +307,7 @@ static void gates_numeric(const adm_judge_input *in, const reader_ *rd, const re
         free(tch);
         free(tcn);
     }
-    if (oom) {
-        free(colrms); free(chs); free(rws); free(chn); free(rwn);
-        fail_gate(v, ADM_GATE_MAGNITUDE, "out of memory computing the statistics");
-        return;
-    }
+    if (oom) goto nomem;
     v->n = m;
     if (m == 0) {
         note_gate(v, ADM_GATE_MAGNITUDE, "no element where the oracle, the reference and the candidate are all finite");
@@ -398,6 +408,11 @@ done:
     free(rws);
     free(chn);
     free(rwn);
+    return st;
+nomem:
+    st = ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the statistics of %lld rows x %lld channels",
+                  (long long)R, (long long)N);
+    goto done;
 }
 
 /* ------------------------------------------------------------ gate 3 */
@@ -480,8 +495,8 @@ static int cmp_desc(const void *a, const void *b)
     return x > y ? -1 : x < y;
 }
 
-static void gate_flip(const adm_judge_input *in, const reader_ *rd, const reader_ *cd, const adm_gate_config *cfg,
-                      adm_verdict *v)
+static adm_status gate_flip(const adm_judge_input *in, const reader_ *rd, const reader_ *cd,
+                            const adm_gate_config *cfg, adm_verdict *v)
 {
     const adm_reader *rdr = in->reader;
     const double *o = in->oracle->data;
@@ -489,15 +504,18 @@ static void gate_flip(const adm_judge_input *in, const reader_ *rd, const reader
     double scale = 1, amax = 0;
     if (!rdr || rdr->kind == ADM_READER_NONE) {
         note_gate(v, ADM_GATE_FLIP, "no downstream reader declared");
-        return;
+        return ADM_OK;
     }
     for (int64_t i = 0; i < n; i++)
         if (isfinite(o[i])) amax = fmax(amax, fabs(o[i]));
     if (rdr->kind == ADM_READER_QUANTIZE) scale = amax > 0 ? amax / adm_format_get(rdr->format)->max_finite : 1;
     if (rdr->kind == ADM_READER_TOPK) {
         int64_t N = in->oracle->shape[in->oracle->ndim - 1], R = N ? n / N : 0, k = rdr->k < N ? rdr->k : N;
-        double *buf = malloc(sizeof *buf * (size_t)(N + 1));
-        for (int64_t r = 0; r < R && buf; r++) {
+        double *buf = adm_h_calloc((size_t)(N + 1), sizeof *buf);
+        if (!buf)
+            return ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the top-%d reader over rows of %lld", rdr->k,
+                            (long long)N);
+        for (int64_t r = 0; r < R; r++) {
             double tho, thr, thc;
             const double *orow = o + r * N;
             int64_t base = r * N;
@@ -540,6 +558,7 @@ static void gate_flip(const adm_judge_input *in, const reader_ *rd, const reader
                       "path's %lld (of %lld, %lld ties counted apart).", (long long)v->flips_c,
                       (long long)v->flips_r, (long long)v->decisions, (long long)v->ties);
     }
+    return ADM_OK;
 }
 
 /* ------------------------------------------------------------ gates 4, 6, 7 */
@@ -648,6 +667,7 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
     reader_ rd, cd;
     int64_t n;
     char a[160], b[160];
+    adm_status st;
     if (!cfg) { adm_gate_config_default(&d); cfg = &d; }
     memset(v, 0, sizeof *v);
     for (int g = 1; g < ADM_GATE_COUNT; g++) {
@@ -680,14 +700,14 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
     }
     rd = reader_of(in->ref);
     cd = reader_of(in->cand);
-    gates_numeric(in, &rd, &cd, cfg, v);
+    if ((st = gates_numeric(in, &rd, &cd, cfg, v)) != ADM_OK) goto error;
     scale = fmax(v->rms_r, v->rms_round);
     if (in->oracle_certified && scale > 0 && maxb > cfg->sharpness * scale)
         return ADM_FAIL(ADM_ERR_RANGE, "judge: the oracle's max bound %.3g is above %.2g of the reference error "
                         "%.3g; refine it first (adm_oracle_refine)", maxb, cfg->sharpness, scale);
     gate_special(in, &rd, &cd, v);
     gate_strides(in, v);
-    gate_flip(in, &rd, &cd, cfg, v);
+    if ((st = gate_flip(in, &rd, &cd, cfg, v)) != ADM_OK) goto error;
     gate_static(in, v);
     gate_exact(in, v);
     if (v->gate[ADM_GATE_EXACT].passed && v->gate[ADM_GATE_STRIDES].passed && v->gate[ADM_GATE_SPECIAL].passed) {
@@ -698,4 +718,8 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
             if (!v->gate[g].passed) v->tier = ADM_TIER_HIGH;
     }
     return ADM_OK;
+error:
+    /* no verdict: a caller that ignores the status still admits nothing */
+    v->tier = ADM_TIER_HIGH;
+    return st;
 }

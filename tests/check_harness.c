@@ -7,6 +7,7 @@
 #include "adm_capture.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
+#include "harness_internal.h"
 
 #include <check.h>
 #include <math.h>
@@ -369,6 +370,64 @@ START_TEST(test_special_faults)
 }
 END_TEST
 
+/* Running out of memory inside the gates is an error (ADM_ERR_NOMEM),
+ * never a verdict: every allocation of adm_judge is failed in turn (the
+ * numeric gates' arrays, each OpenMP thread's, the top-k reader's), and
+ * each must come back as ADM_ERR_NOMEM with no admitting tier. */
+START_TEST(test_judge_nomem)
+{
+    fixture f;
+    adm_gemm_emu re, ce;
+    adm_tensor r, k;
+    adm_verdict v, base;
+    adm_reader rdr;
+    adm_judge_input in;
+    int failures = 0, nth;
+    make_fixture(&f, 51, 64, 256, 96, 1);
+    ref_emu(&f, &re);
+    run_emu(&f, &re, &r);
+    ce = re;
+    ce.bias_in_accumulator = 1;
+    ce.gelu_fused = 1;
+    run_emu(&f, &ce, &k);
+    ck_assert_int_eq(adm_reader_parse("topk:4", &rdr), ADM_OK);
+    memset(&in, 0, sizeof in);
+    in.n_views = -1;
+    in.oracle = &f.o;
+    in.bound = &f.ob;
+    in.oracle_certified = 1;
+    in.ref = &r;
+    in.cand = &k;
+    in.reader = &rdr;
+    ck_assert_int_eq(adm_judge(&in, NULL, &base), ADM_OK);
+    ck_assert_int_eq(base.tier, ADM_TIER_LOSSLESS);
+    for (nth = 1; nth < 1000; nth++) {
+        adm_status st;
+        adm_h_inject_alloc_failure(nth);
+        st = adm_judge(&in, NULL, &v);
+        adm_h_inject_alloc_failure(0);
+        if (!adm_h_injected()) {
+            /* past the last allocation: the verdict is the undisturbed one */
+            ck_assert_int_eq(st, ADM_OK);
+            ck_assert_int_eq(v.tier, base.tier);
+            ck_assert(v.rms_ratio == base.rms_ratio && v.flips_c == base.flips_c);
+            break;
+        }
+        failures++;
+        ck_assert_msg(st == ADM_ERR_NOMEM, "allocation %d failed, adm_judge returned %s with tier %s", nth,
+                      adm_status_name(st), adm_tier_name(v.tier));
+        ck_assert_ptr_nonnull(strstr(adm_error_message(), "out of memory"));
+        ck_assert_int_eq(v.tier, ADM_TIER_HIGH);
+        adm_error_clear();
+    }
+    printf("gates: %d allocations failed in turn, each ADM_ERR_NOMEM\n", failures);
+    ck_assert_int_ge(failures, 6); /* 5 shared arrays, >= 1 per thread pair, the top-k buffer */
+    adm_tensor_free(&r);
+    adm_tensor_free(&k);
+    free_fixture(&f);
+}
+END_TEST
+
 /* The flip gate with a declared fp8 quantizer reading the output. */
 START_TEST(test_flip)
 {
@@ -670,6 +729,7 @@ static Suite *harness_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_faults);
+    tcase_add_test(tc, test_judge_nomem);
     suite_add_tcase(s, tc);
     tc = tcase_create("SeedTable");
     tcase_set_timeout(tc, 300);
