@@ -75,8 +75,10 @@ const adm_impl *adm_impl_find(const char *op, const char *name);
 const adm_impl *adm_impl_reference(const char *op);
 
 /* A kernel from a plugin (candidates/plugin.h): path.so and its name.
- * Missing file or symbol, a newer ABI version or a struct smaller than
- * version 1's: refused with a message naming the file. */
+ * Any ABI version from 1 up to ADM_PLUGIN_ABI_VERSION with a struct at
+ * least that version's documented size loads; a missing file or symbol,
+ * version 0 or a newer version, or a smaller struct is refused with a
+ * message naming the file. */
 adm_status adm_plugin_load(const char *path, const char *name, const adm_impl **out);
 void adm_plugin_free(const adm_impl *impl);
 /* "eager" from the registry, or "path.so:name" from a plugin; a plugin's

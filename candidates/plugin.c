@@ -11,10 +11,26 @@ typedef struct plugin_impl {
     void *handle;
     const adm_plugin_kernel *k;
     char name[128];
+    char what[512];
 } plugin_impl;
 
-/* The size of version 1's struct: everything up to and including run. */
-#define V1_SIZE (offsetof(adm_plugin_kernel, run) + sizeof(((adm_plugin_kernel *)0)->run))
+/* The plugin's dtype codes are adm_dtype's values: a plugin hands them over
+ * as they are. */
+_Static_assert(ADM_PLUGIN_BF16 == (int)ADM_BF16, "plugin dtype code of bf16");
+_Static_assert(ADM_PLUGIN_FP16 == (int)ADM_FP16, "plugin dtype code of fp16");
+_Static_assert(ADM_PLUGIN_FP32 == (int)ADM_FP32, "plugin dtype code of fp32");
+_Static_assert(ADM_PLUGIN_FP64 == (int)ADM_FP64, "plugin dtype code of fp64");
+_Static_assert(ADM_PLUGIN_FP8_E4M3 == (int)ADM_E4M3, "plugin dtype code of fp8 e4m3");
+_Static_assert(ADM_PLUGIN_FP8_E5M2 == (int)ADM_E5M2, "plugin dtype code of fp8 e5m2");
+_Static_assert(ADM_PLUGIN_FP4_E2M1 == (int)ADM_E2M1, "plugin dtype code of fp4 e2m1");
+_Static_assert(ADM_DTYPE_COUNT == ADM_PLUGIN_FP4_E2M1 + 1, "a new adm_dtype needs its plugin dtype code");
+
+/* Each version's documented struct size, indexed by version. Version 1's
+ * is everything up to and including run (as sizeof was when it was built). */
+static const size_t abi_size[ADM_PLUGIN_ABI_VERSION + 1] = {0, ADM_PLUGIN_SIZE_V1, ADM_PLUGIN_SIZE_V2};
+_Static_assert(ADM_PLUGIN_SIZE_V1 == offsetof(adm_plugin_kernel, run) + sizeof(void (*)(void)),
+               "version 1 ends at run");
+_Static_assert(ADM_PLUGIN_SIZE_V2 == sizeof(adm_plugin_kernel), "the newest version is the whole struct");
 
 static adm_dtype decl_dtype(const char *s)
 {
@@ -85,17 +101,17 @@ adm_status adm_plugin_load(const char *path, const char *name, const adm_impl **
         dlclose(h);
         return ADM_FAIL(ADM_ERR_NOT_FOUND, "plugin %s: no kernel named '%s'", path, name);
     }
-    if (k->abi_version != ADM_PLUGIN_ABI_VERSION) {
+    if (k->abi_version < 1 || k->abi_version > ADM_PLUGIN_ABI_VERSION) {
         uint32_t v = k->abi_version;
         dlclose(h);
         return ADM_FAIL(ADM_ERR_VERSION, "plugin %s: kernel '%s' was built for plugin ABI version %u; this admit "
-                        "understands version %d", path, name, v, ADM_PLUGIN_ABI_VERSION);
+                        "understands versions 1 to %d", path, name, v, ADM_PLUGIN_ABI_VERSION);
     }
-    if (k->struct_size < V1_SIZE) {
-        uint32_t sz = k->struct_size;
+    if (k->struct_size < abi_size[k->abi_version]) {
+        uint32_t sz = k->struct_size, v = k->abi_version;
         dlclose(h);
         return ADM_FAIL(ADM_ERR_VERSION, "plugin %s: kernel '%s' declares a struct of %u bytes, smaller than "
-                        "version 1's %zu", path, name, sz, (size_t)V1_SIZE);
+                        "version %u's %zu", path, name, sz, v, abi_size[v]);
     }
     if (!k->run || !k->op || !adm_op_find(k->op) || !adm_format_get((adm_dtype)k->output_dtype)) {
         dlclose(h);
@@ -119,7 +135,12 @@ adm_status adm_plugin_load(const char *path, const char *name, const adm_impl **
     pi->impl.decl.transcendental_ulps = k->transcendental_ulps;
     pi->impl.decl.stable = k->stable;
     pi->impl.run = plugin_run;
-    pi->impl.what = path;
+    /* only the fields of the declared version are read */
+    if (k->abi_version >= 2 && k->description)
+        snprintf(pi->what, sizeof pi->what, "%s (%s)", k->description, path);
+    else
+        snprintf(pi->what, sizeof pi->what, "%s", path);
+    pi->impl.what = pi->what;
     pi->impl.ctx = pi;
     *out = &pi->impl;
     return ADM_OK;

@@ -1,12 +1,17 @@
-/* The admit plugin ABI, version 1: how a kernel author brings a CPU or
+/* The admit plugin ABI, version 2: how a kernel author brings a CPU or
  * CUDA kernel into admit as a shared object.
  *
  * A plugin exports one C symbol, adm_plugin_query, which returns the
  * kernel of a given name (or NULL). The kernel struct starts with the ABI
- * version and its own size; later versions only append fields, so admit
- * checks both at load: a newer version, or a struct smaller than version
- * 1's, is refused with a message. This header needs nothing of admit's:
- * a plugin includes it alone.
+ * version it was built for and its own size; versions only append fields.
+ * admit accepts any version from 1 up to its own whose struct is at least
+ * that version's documented size (ADM_PLUGIN_SIZE_V1, _V2), and reads only
+ * the fields of the version declared; a newer version, version 0, or a
+ * struct smaller than its version's is refused with a message. This header
+ * needs nothing of admit's: a plugin includes it alone.
+ *
+ *   version 1: everything up to and including run
+ *   version 2: + description
  *
  *   admit-kernel run CAPTURE --reference eager --candidate ./my.so:my_kernel
  */
@@ -20,10 +25,11 @@
 extern "C" {
 #endif
 
-#define ADM_PLUGIN_ABI_VERSION 1
+#define ADM_PLUGIN_ABI_VERSION 2
 #define ADM_PLUGIN_QUERY_SYMBOL "adm_plugin_query"
 
-/* dtype codes (as admit's adm_dtype) */
+/* dtype codes: admit's adm_dtype values (tied at compile time in
+ * candidates/plugin.c) */
 enum { ADM_PLUGIN_BF16 = 1, ADM_PLUGIN_FP16 = 2, ADM_PLUGIN_FP32 = 3, ADM_PLUGIN_FP64 = 4,
        ADM_PLUGIN_FP8_E4M3 = 5, ADM_PLUGIN_FP8_E5M2 = 6, ADM_PLUGIN_FP4_E2M1 = 7 };
 
@@ -52,7 +58,14 @@ typedef struct adm_plugin_kernel {
      * status code to refuse (e.g. 6, ADM_ERR_SHAPE) with a message in err. */
     int (*run)(const char *params_json, const adm_plugin_tensor *inputs, int n_inputs, adm_plugin_tensor *out,
                char *err, size_t err_len);
+    /* version 2 */
+    const char *description; /* one line: what the kernel computes and how; NULL: none */
 } adm_plugin_kernel;
+
+/* The documented size of each version's struct: a plugin built against
+ * version v declares at least this many bytes. */
+#define ADM_PLUGIN_SIZE_V1 offsetof(adm_plugin_kernel, description)
+#define ADM_PLUGIN_SIZE_V2 (offsetof(adm_plugin_kernel, description) + sizeof(const char *))
 
 typedef const adm_plugin_kernel *(*adm_plugin_query_fn)(const char *name);
 

@@ -172,6 +172,66 @@ START_TEST(test_norm_roundings)
 }
 END_TEST
 
+/* Special: the plugin ABI's versions. Every version from 1 up to admit's
+ * own loads (version 1's struct read only up to its end); version 0, a
+ * newer version, and a struct smaller than its version's documented size
+ * are refused with a message naming the file. The version 1 build runs and
+ * gives the same bits as the version 2 build of the same kernel. */
+START_TEST(test_plugin_versions)
+{
+    static const struct {
+        const char *variant;
+        adm_status want;
+        const char *says;
+    } cases[] = {
+        {"example", ADM_OK, "one rounding to bf16 ("},
+        {"v1", ADM_OK, "adm_plugin_v1.so"},
+        {"broken_version", ADM_ERR_VERSION, "ABI version 99; this admit understands versions 1 to 2"},
+        {"version_zero", ADM_ERR_VERSION, "ABI version 0;"},
+        {"broken_size", ADM_ERR_VERSION, "struct of 16 bytes, smaller than version 1's"},
+        {"short_v2", ADM_ERR_VERSION, "smaller than version 2's"},
+    };
+    int64_t xs[2] = {4, 32}, ws[2] = {6, 32}, bs[1] = {6};
+    adm_tensor x, w, b, y[2];
+    adm_op_params p;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &b};
+    int ran = 0;
+    ck_assert_int_eq(adm_synth_gaussian(4, 1.0, ADM_BF16, 2, xs, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(5, 0.2, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(6, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(adm_op_find("linear+gelu"), "{\"approximate\":\"tanh\"}", &p), ADM_OK);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char path[1024];
+        const adm_impl *im = NULL;
+        adm_status st;
+        snprintf(path, sizeof path, "%s/adm_plugin_%s.so", ADM_PLUGIN_DIR, cases[c].variant);
+        st = adm_plugin_load(path, "example_fused_gelu", &im);
+        ck_assert_msg(st == cases[c].want, "%s: %s (%s)", cases[c].variant, adm_status_name(st), adm_error_message());
+        if (st != ADM_OK) {
+            ck_assert_ptr_null(im);
+            ck_assert_msg(strstr(adm_error_message(), cases[c].says) && strstr(adm_error_message(), path),
+                          "%s: '%s'", cases[c].variant, adm_error_message());
+            adm_error_clear();
+            continue;
+        }
+        ck_assert_msg(strstr(im->what, cases[c].says) != NULL, "%s: what '%s'", cases[c].variant, im->what);
+        ck_assert_ptr_null(strstr(im->what, "NOT PART OF")); /* nothing read past version 1's struct */
+        ck_assert_int_eq(im->decl.accumulator, ADM_FP32);
+        ck_assert_int_eq(im->run(im, &p, in, &y[ran]), ADM_OK);
+        ran++;
+        adm_plugin_free(im);
+    }
+    ck_assert_int_eq(ran, 2);
+    for (int64_t k = 0; k < adm_tensor_numel(&y[0]); k++)
+        ck_assert_uint_eq(adm_tensor_bits(&y[0], k), adm_tensor_bits(&y[1], k));
+    adm_tensor_free(&y[0]);
+    adm_tensor_free(&y[1]);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+}
+END_TEST
+
 static Suite *candidates_suite(void)
 {
     Suite *s = suite_create("candidates");
@@ -183,6 +243,7 @@ static Suite *candidates_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Special");
     tcase_add_test(tc, test_plugin_refusals);
+    tcase_add_test(tc, test_plugin_versions);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -56,6 +56,7 @@ static int run(const char *params, const adm_plugin_tensor *in, int n, adm_plugi
 static const adm_plugin_kernel kernel = {
     ADM_PLUGIN_ABI_VERSION, sizeof(adm_plugin_kernel), "example_fused_gelu", "linear+gelu", ADM_PLUGIN_BF16,
     "fp32", "bf16", "fp32", 2.0, 1, run,
+    "fp32 accumulation in k order, bias and tanh-GELU on the fp32 value, one rounding to bf16",
 };
 
 #ifndef ADM_TEST_NO_SYMBOL
@@ -65,11 +66,25 @@ const adm_plugin_kernel *adm_plugin_query(const char *name)
     static adm_plugin_kernel k;
     if (strcmp(name, kernel.name) != 0) return NULL;
     k = kernel;
+#ifdef ADM_TEST_V1
+    /* as built against version 1's header: the struct ends at run, and the
+     * loader must not read past it (the field there now is a trap) */
+    k.abi_version = 1;
+    k.struct_size = (uint32_t)ADM_PLUGIN_SIZE_V1;
+    k.description = "NOT PART OF A VERSION 1 STRUCT";
+#endif
 #ifdef ADM_TEST_BROKEN_VERSION
     k.abi_version = 99;       /* built for an ABI this admit does not know */
 #endif
+#ifdef ADM_TEST_VERSION_ZERO
+    k.abi_version = 0;        /* no such version */
+#endif
 #ifdef ADM_TEST_BROKEN_SIZE
+    k.abi_version = 1;
     k.struct_size = 16;       /* smaller than version 1's struct */
+#endif
+#ifdef ADM_TEST_SHORT_V2
+    k.struct_size = (uint32_t)ADM_PLUGIN_SIZE_V1; /* version 2 declared, version 1's size */
 #endif
     return &k;
 }
