@@ -43,12 +43,22 @@ int adm_cli_fail_with(adm_status st)
 int adm_cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "admit-kernel: ");
+    char raw[2048];
+    adm_cli_progress_done();
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n");
+    fprintf(stderr, "admit-kernel: %s\n", adm_cli_text(raw));
     return ADM_EXIT_INPUT;
+}
+
+const char *adm_cli_text(const char *s)
+{
+    static char buf[4][2048];
+    static int k;
+    k = (k + 1) % 4;
+    adm_text_escape(buf[k], sizeof buf[k], s);
+    return buf[k];
 }
 
 int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
@@ -97,7 +107,9 @@ static int progress_shown;
 void adm_cli_progress(int k, int n, const char *what)
 {
     if (!isatty(STDERR_FILENO)) return;
-    fprintf(stderr, "\r\033[K[%d/%d] %.60s", k, n, what);
+    char t[64];
+    adm_text_escape(t, sizeof t, what);
+    fprintf(stderr, "\r\033[K[%d/%d] %s", k, n, t);
     fflush(stderr);
     progress_shown = 1;
 }

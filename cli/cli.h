@@ -20,6 +20,10 @@ int adm_cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* s with control characters and malformed UTF-8 escaped (adm_text_escape),
+ * for printing text that came from an input; one of four rotating static
+ * buffers of 2 KiB. */
+const char *adm_cli_text(const char *s);
 /* Strict number parsing: the whole string, in range. */
 int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 int adm_cli_parse_f64(const char *s, double *out);

@@ -294,10 +294,11 @@ static void print_tensor_row(const char *name, const adm_tensor *t)
     char shape[160];
     adm_shape_str(t->ndim, t->shape, shape, sizeof shape);
     if (adm_tensor_stats_compute(t, &s) != ADM_OK) {
-        printf("  %-28s %-9s %-16s (statistics: %s)\n", name, adm_dtype_name(t->dtype), shape, adm_error_message());
+        printf("  %-28s %-9s %-16s (statistics: %s)\n", adm_cli_text(name), adm_dtype_name(t->dtype), shape,
+               adm_error_message());
         return;
     }
-    printf("  %-28s %-9s %-16s %11.4g %11.4g %11.4g %8.2f %8lld %6lld %6lld\n", name, adm_dtype_name(t->dtype),
+    printf("  %-28s %-9s %-16s %11.4g %11.4g %11.4g %8.2f %8lld %6lld %6lld\n", adm_cli_text(name), adm_dtype_name(t->dtype),
            shape, s.min, s.max, s.p99_abs, s.max_over_p99, (long long)s.nan_count, (long long)s.posinf_count,
            (long long)s.neginf_count);
 }
@@ -308,15 +309,15 @@ static int inspect(int argc, char **argv)
     char name[400];
     if (argc != 1) return adm_cli_usage_error("capture inspect: expected one FILE");
     if (adm_capture_read(argv[0], &c) != ADM_OK) return adm_cli_fail();
-    printf("file     %s\n", argv[0]);
+    printf("file     %s\n", adm_cli_text(argv[0]));
     printf("format   %s v%d\n", ADM_CAPTURE_MAGIC, adm_capture_version(c));
-    printf("op       %s %s%s\n", adm_capture_op(c), adm_capture_params(c),
+    printf("op       %s %s%s\n", adm_cli_text(adm_capture_op(c)), adm_cli_text(adm_capture_params(c)),
            adm_op_find(adm_capture_op(c)) ? "" : "  (not in the catalog: user oracle)");
-    printf("model    %s\n", *adm_capture_model(c) ? adm_capture_model(c) : "-");
-    printf("layer    %s\n", *adm_capture_layer(c) ? adm_capture_layer(c) : "-");
+    printf("model    %s\n", *adm_capture_model(c) ? adm_cli_text(adm_capture_model(c)) : "-");
+    printf("layer    %s\n", *adm_capture_layer(c) ? adm_cli_text(adm_capture_layer(c)) : "-");
     if (adm_capture_step(c) >= 0) printf("step     %lld\n", (long long)adm_capture_step(c));
     else printf("step     -\n");
-    printf("source   %s\n", *adm_capture_source(c) ? adm_capture_source(c) : "-");
+    printf("source   %s\n", *adm_capture_source(c) ? adm_cli_text(adm_capture_source(c)) : "-");
     printf("\n  %-28s %-9s %-16s %11s %11s %11s %8s %8s %6s %6s\n", "tensor", "dtype", "shape", "min", "max",
            "p99|x|", "max/p99", "NaN", "+Inf", "-Inf");
     for (int i = 0; i < adm_capture_input_count(c); i++) {
@@ -367,7 +368,7 @@ static int validate(int argc, char **argv)
         if (adm_capture_validate(c) != ADM_OK) rc = adm_cli_fail();
         else
             printf("%s: valid %s v%d, op %s, %d input(s), %s, %d candidate(s), %d special case(s)%s\n",
-                   argv[i], ADM_CAPTURE_MAGIC, adm_capture_version(c), adm_capture_op(c),
+                   adm_cli_text(argv[i]), ADM_CAPTURE_MAGIC, adm_capture_version(c), adm_cli_text(adm_capture_op(c)),
                    adm_capture_input_count(c), adm_capture_reference(c) ? "reference" : "no reference",
                    adm_capture_candidate_count(c), adm_capture_special_count(c),
                    adm_capture_oracle(c) ? ", user oracle" : "");

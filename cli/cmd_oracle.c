@@ -106,8 +106,8 @@ int adm_cmd_oracle(int argc, char **argv)
         rc = adm_cli_fail();
         goto done;
     }
-    printf("capture        %s\n", path);
-    printf("op             %s %s\n", adm_capture_op(cap), adm_capture_params(cap));
+    printf("capture        %s\n", adm_cli_text(path));
+    printf("op             %s %s\n", adm_cli_text(adm_capture_op(cap)), adm_cli_text(adm_capture_params(cap)));
     printf("output         %s fp64, certified bound per element\n",
            adm_shape_str(r.value.ndim, r.value.shape, shape, sizeof shape));
     if (adm_capture_reference(cap))
@@ -124,7 +124,7 @@ int adm_cmd_oracle(int argc, char **argv)
             rc = adm_cli_fail();
             goto done;
         }
-        printf("wrote          %s\n", out);
+        printf("wrote          %s\n", adm_cli_text(out));
     }
 done:
     adm_oracle_result_free(&r);

@@ -80,6 +80,22 @@ void adm_error_clear(void);
         if (adm_try_s_ != ADM_OK) return adm_try_s_;                         \
     } while (0)
 
+/* Text from inputs (file names, JSON strings, HDF5 attributes) on its way
+ * into a message or a report. adm_text_escape copies in to out (cap bytes,
+ * always NUL-terminated when cap > 0) with C0 and C1 control characters,
+ * DEL and every byte that is not part of well-formed UTF-8 written as \n,
+ * \r, \t or \xHH, so that an input cannot split, overwrite or corrupt a
+ * line; it never cuts an escape or a UTF-8 sequence in two. Returns the
+ * length the whole escaped text needs (without the NUL). */
+size_t adm_text_escape(char *out, size_t cap, const char *in);
+/* 1 when s is well-formed UTF-8 without control characters (nothing for
+ * adm_text_escape to change). */
+int adm_text_clean(const char *s);
+/* The name alphabet of captures and tables: 1 to 128 characters of
+ * [A-Za-z0-9_.+-]. ADM_ERR_INVALID naming `what` (escaped) otherwise. */
+#define ADM_NAME_MAX 128
+adm_status adm_name_check(const char *what, const char *name);
+
 /* A copy of s ("" for NULL), or NULL when out of memory. */
 char *adm_strdup(const char *s);
 /* A new temporary file beside path (path.tmp.XXXXXX, the usual mode), open

@@ -50,6 +50,97 @@ adm_status adm_status_from_name(const char *name, adm_status *out)
     return ADM_FAIL(ADM_ERR_INVALID, "unknown status name '%s'", name ? name : "(null)");
 }
 
+/* Length of the well-formed UTF-8 sequence at p (2 to 4), or 0. */
+static int utf8_len(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c >= 0xc2 && c <= 0xdf) return (p[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf; /* no overlongs, no surrogates */
+        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf; /* at most U+10FFFF */
+        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
+    }
+    return 0;
+}
+
+/* The escape of the character at p into e (at most 8 bytes, NUL-terminated)
+ * and how many input bytes it takes; e is "" when it passes unchanged. */
+static int escape_at(const unsigned char *p, char *e)
+{
+    int n;
+    e[0] = '\0';
+    if (*p < 0x20 || *p == 0x7f) {
+        if (*p == '\n') strcpy(e, "\\n");
+        else if (*p == '\r') strcpy(e, "\\r");
+        else if (*p == '\t') strcpy(e, "\\t");
+        else snprintf(e, 8, "\\x%02x", *p);
+        return 1;
+    }
+    if (*p < 0x80) return 1;
+    n = utf8_len(p);
+    if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) { /* C1 controls, U+0080..U+009F */
+        snprintf(e, 8, "\\u%04x", p[1]);
+        return 2;
+    }
+    if (n) return n;
+    snprintf(e, 8, "\\x%02x", *p);
+    return 1;
+}
+
+size_t adm_text_escape(char *out, size_t cap, const char *in)
+{
+    const unsigned char *p = (const unsigned char *)(in ? in : "");
+    size_t need = 0, end = 0;
+    int fits = 1;
+    while (*p) {
+        char e[8];
+        int n = escape_at(p, e);
+        size_t len = e[0] ? strlen(e) : (size_t)n;
+        if (fits && need + len < cap) {
+            memcpy(out + need, e[0] ? e : (const char *)p, len);
+            end = need + len;
+        } else {
+            fits = 0;
+        }
+        need += len;
+        p += n;
+    }
+    if (cap) out[end] = '\0';
+    return need;
+}
+
+int adm_text_clean(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        char e[8];
+        int n = escape_at(p, e);
+        if (e[0]) return 0;
+        p += n;
+    }
+    return 1;
+}
+
+adm_status adm_name_check(const char *what, const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    char esc[600];
+    adm_text_escape(esc, sizeof esc, name ? name : "");
+    if (n == 0 || n > ADM_NAME_MAX)
+        return ADM_FAIL(ADM_ERR_INVALID, "%s '%s' must have 1 to %d characters", what, esc, ADM_NAME_MAX);
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' ||
+              ch == '-' || ch == '.' || ch == '+'))
+            return ADM_FAIL(ADM_ERR_INVALID, "%s '%s' may hold only letters, digits and _ - . + (character %zu is "
+                            "not one)", what, esc, i + 1);
+    }
+    return ADM_OK;
+}
+
 #define ADM_ERRBUF 1024
 static _Thread_local struct {
     adm_status code;
@@ -61,22 +152,25 @@ adm_status adm_error_set(adm_status code, const char *file, int line,
                          const char *fmt, ...)
 {
     va_list ap;
+    char raw[ADM_ERRBUF];
     last_error.code = code;
     va_start(ap, fmt);
-    vsnprintf(last_error.msg, sizeof last_error.msg, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    adm_text_escape(last_error.msg, sizeof last_error.msg, raw);
     snprintf(last_error.where, sizeof last_error.where, "%s:%d", file ? file : "?", line);
     return code;
 }
 
 void adm_error_prefix(const char *fmt, ...)
 {
-    char pre[ADM_ERRBUF];
+    char raw[ADM_ERRBUF], pre[ADM_ERRBUF];
     size_t np, nold;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    adm_text_escape(pre, sizeof pre, raw);
     np = strlen(pre);
     nold = strlen(last_error.msg);
     if (np + nold > ADM_ERRBUF - 1) nold = ADM_ERRBUF - 1 - np;

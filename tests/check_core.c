@@ -200,6 +200,108 @@ START_TEST(test_status)
 }
 END_TEST
 
+/* ------------------------------------------------------------ text from inputs */
+
+typedef struct text_case {
+    const char *in;
+    const char *out;   /* escaped, with room to spare */
+    int clean;
+} text_case;
+
+static const text_case text_cases[] = {
+    {"plain.h5", "plain.h5", 1},
+    {"a\nb.h5", "a\\nb.h5", 0},
+    {"rms\rnorm", "rms\\rnorm", 0},
+    {"tab\there", "tab\\there", 0},
+    {"ctl\x01x\x7f", "ctl\\x01x\\x7f", 0},
+    {"esc\x1b[2J", "esc\\x1b[2J", 0},
+    {"caf\xc3\xa9", "caf\xc3\xa9", 1},                 /* well-formed UTF-8 passes */
+    {"\xe2\x82\xac \xf0\x9f\x98\x80", "\xe2\x82\xac \xf0\x9f\x98\x80", 1},
+    {"cand\xff\xfe", "cand\\xff\\xfe", 0},             /* not UTF-8 */
+    {"\xc0\xaf", "\\xc0\\xaf", 0},                     /* overlong '/' */
+    {"\xed\xa0\x80", "\\xed\\xa0\\x80", 0},            /* a surrogate */
+    {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80", 0},   /* above U+10FFFF */
+    {"cut\xe2\x82", "cut\\xe2\\x82", 0},               /* truncated sequence */
+    {"csi\xc2\x9b", "csi\\u009b", 0},                  /* a C1 control */
+    {"", "", 1},
+};
+
+START_TEST(test_text_escape)
+{
+    const text_case *t = &text_cases[_i];
+    char out[128];
+    size_t n = adm_text_escape(out, sizeof out, t->in);
+    ck_assert_str_eq(out, t->out);
+    ck_assert_uint_eq(n, strlen(t->out));
+    ck_assert_int_eq(adm_text_clean(t->in), t->clean);
+}
+END_TEST
+
+START_TEST(test_text_special)
+{
+    char out[8];
+    /* never an escape or a sequence cut in two: the pieces that fit whole */
+    ck_assert_uint_eq(adm_text_escape(out, sizeof out, "abcd\nxyz"), 9);
+    ck_assert_str_eq(out, "abcd\\nx");
+    ck_assert_uint_eq(adm_text_escape(out, 8, "abcde\x01"), 9);
+    ck_assert_str_eq(out, "abcde");
+    ck_assert_uint_eq(adm_text_escape(out, 6, "abcd\xc3\xa9"), 6);
+    ck_assert_str_eq(out, "abcd");
+    ck_assert_uint_eq(adm_text_escape(out, 1, "abc"), 3);
+    ck_assert_str_eq(out, "");
+    ck_assert_uint_eq(adm_text_escape(NULL, 0, "a\n"), 3);
+    /* messages carry no control character from their arguments */
+    ADM_FAIL(ADM_ERR_IO, "%s: cannot open", "a\nb.h5");
+    adm_error_prefix("%s: ", "entry\r");
+    ck_assert_str_eq(adm_error_message(), "entry\\r: a\\nb.h5: cannot open");
+    adm_error_clear();
+}
+END_TEST
+
+typedef struct name_case {
+    const char *name;
+    adm_status want;
+} name_case;
+
+static const name_case name_cases[] = {
+    {"fused_fp32", ADM_OK},
+    {"a-b.c+d_9", ADM_OK},
+    {"x", ADM_OK},
+    {"", ADM_ERR_INVALID},
+    {"a b", ADM_ERR_INVALID},
+    {"a/b", ADM_ERR_INVALID},
+    {"a:b", ADM_ERR_INVALID},
+    {"cand\xff\xfe", ADM_ERR_INVALID},
+    {"ctl\x01x", ADM_ERR_INVALID},
+    {"<script>", ADM_ERR_INVALID},
+    {"caf\xc3\xa9", ADM_ERR_INVALID},
+};
+
+START_TEST(test_name_check)
+{
+    const name_case *t = &name_cases[_i];
+    ck_assert_int_eq(adm_name_check("candidate", t->name), t->want);
+    if (t->want != ADM_OK) {
+        ck_assert_ptr_nonnull(strstr(adm_error_message(), "candidate '"));
+        ck_assert(adm_text_clean(adm_error_message()));
+    }
+    adm_error_clear();
+}
+END_TEST
+
+START_TEST(test_name_special)
+{
+    char n[ADM_NAME_MAX + 2];
+    memset(n, 'a', sizeof n);
+    n[ADM_NAME_MAX] = '\0';
+    ck_assert_int_eq(adm_name_check("name", n), ADM_OK);
+    n[ADM_NAME_MAX] = 'a';
+    n[ADM_NAME_MAX + 1] = '\0';
+    ck_assert_int_eq(adm_name_check("name", n), ADM_ERR_INVALID);
+    ck_assert_int_eq(adm_name_check("name", NULL), ADM_ERR_INVALID);
+}
+END_TEST
+
 /* ------------------------------------------------------------ exhaustive small formats */
 
 /* Every encoding decodes to a value that re-encodes to itself in every
@@ -583,6 +685,10 @@ static Suite *core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_values);
+    tcase_add_loop_test(tc, test_text_escape, 0, (int)(sizeof text_cases / sizeof text_cases[0]));
+    tcase_add_test(tc, test_text_special);
+    tcase_add_loop_test(tc, test_name_check, 0, (int)(sizeof name_cases / sizeof name_cases[0]));
+    tcase_add_test(tc, test_name_special);
     tcase_add_test(tc, test_tensor_special);
     suite_add_tcase(s, tc);
     tc = tcase_create("Exhaustive");

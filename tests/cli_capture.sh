@@ -13,6 +13,13 @@ while IFS="$tab" read -r file n1 n2; do
     expect 2 "admit-kernel: $work/$file" "$n1" "$n2" -- "$admit" capture validate "$work/$file"
 done < "$work/cases.tsv"
 
+# Control characters from a path are escaped in the one-line message (R11).
+expect 2 'a\nb\x01.h5: cannot open' -- "$admit" capture validate "$work/a
+b$(printf '\001').h5"
+[ "$("$admit" capture validate "$work/a
+b.h5" 2>&1 | wc -l)" = 1 ] || { echo "FAIL: a newline in a path splits the message"; fails=$((fails + 1)); }
+checks=$((checks + 1))
+
 # One bad file among good ones: the good ones are still reported, exit 2.
 expect 2 "$work/base.h5: valid" "$work/shape_w.h5" -- "$admit" capture validate "$work/base.h5" "$work/shape_w.h5"
 expect 0 "op       linear+gelu" "inputs/x" "special/nan/reference" -- "$admit" capture inspect "$work/base.h5"

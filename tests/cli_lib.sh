@@ -12,11 +12,11 @@ $1"; shift; done
     out=$("$@" 2>&1); rc=$?
     checks=$((checks + 1))
     if [ "$rc" != "$want" ]; then
-        echo "FAIL: exit $rc, expected $want: $*"; echo "$out" | sed 's/^/    /'; fails=$((fails + 1)); return
+        echo "FAIL: exit $rc, expected $want: $*"; printf "%s\n" "$out" | sed 's/^/    /'; fails=$((fails + 1)); return
     fi
-    echo "$needles" | while IFS= read -r n; do
+    printf "%s\n" "$needles" | while IFS= read -r n; do
         [ -z "$n" ] && continue
-        case $out in *"$n"*) ;; *) echo "FAIL: output lacks \"$n\": $*"; echo "$out" | sed 's/^/    /'; exit 1;; esac
+        case $out in *"$n"*) ;; *) printf "FAIL: output lacks \"%s\": %s\n" "$n" "$*"; printf "%s\n" "$out" | sed 's/^/    /'; exit 1;; esac
     done || fails=$((fails + 1))
 }
 # check DESCRIPTION COMMAND...: a plain assertion

@@ -64,4 +64,11 @@ expect 2 "non-empty array" -- "$admit" table "$work/bad5.json"
 printf '{"fusions": [{"name": "a", "op": "linear", "reference": "eager", "candidate": "splitk_fp32", "declared": "high", "captures": ["nowhere.h5"]}]}\n' > "$work/bad6.json"
 expect 2 "nowhere.h5: cannot open" -- "$admit" table "$work/bad6.json" --json "$work/never.json"
 [ -e "$work/never.json" ] && { echo "FAIL: a refused table wrote a report"; fails=$((fails + 1)); }
+# Control characters from a table are escaped in the one-line message (R11).
+printf '{"fusions":[{"name":"rms","op":"rms\\rnorm","reference":"eager","candidate":"fused_fp32","declared":"lossless","captures":["a\\nb.h5"]}]}' > "$work/ctl.json"
+expect 2 "fusions[0].op: 'rms\\rnorm' is not in the catalog" -- "$admit" table "$work/ctl.json"
+sed 's/rms\\rnorm/rmsnorm/' "$work/ctl.json" > "$work/ctl2.json"
+expect 2 'a\nb.h5: cannot open' -- "$admit" table "$work/ctl2.json"
+[ "$("$admit" table "$work/ctl2.json" 2>&1 | wc -l)" = 1 ] || { echo "FAIL: a newline in a capture path splits the message"; fails=$((fails + 1)); }
+checks=$((checks + 1))
 finish cli_run_table
