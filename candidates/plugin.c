@@ -88,6 +88,12 @@ adm_status adm_plugin_load(const char *path, const char *name, const adm_impl **
     const adm_plugin_kernel *k;
     plugin_impl *pi;
     *out = NULL;
+    /* dlopen of a FIFO blocks; a path without '/' is looked up by the
+     * loader in the library path, not here */
+    if (strchr(path, '/') && adm_file_check_regular(path, "the plugin") != ADM_OK) {
+        adm_error_prefix("cannot load plugin: ");
+        return adm_error_code();
+    }
     h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) return ADM_FAIL(ADM_ERR_IO, "plugin %s: cannot load: %s", path, dlerror());
     *(void **)(&q) = dlsym(h, ADM_PLUGIN_QUERY_SYMBOL);

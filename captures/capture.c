@@ -757,7 +757,6 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
 {
     adm_capture *c = NULL;
     hid_t f = -1;
-    FILE *probe;
     char where[512], *magic = NULL;
     int64_t version = 0, step = -1;
     int present;
@@ -766,9 +765,8 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
 
     *out = NULL;
     h5_quiet();
-    probe = fopen(path, "rb");
-    if (!probe) return ADM_FAIL(ADM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    fclose(probe);
+    /* a FIFO or a device would block libhdf5's open, or feed it endlessly */
+    ADM_TRY(adm_file_check_regular(path, "the capture"));
 #if H5_VERSION_GE(1, 12, 0)
     acc = H5Fis_accessible(path, H5P_DEFAULT);
 #else

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char run_usage[] =
     "usage: admit-kernel run CAPTURE --reference IMPL --candidate IMPL... [options]\n"
@@ -292,7 +293,6 @@ int adm_cmd_table(int argc, char **argv)
     char *text = NULL, dir[1024];
     adm_report *rep = NULL;
     FILE *f;
-    long len;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(table_usage, stdout); return ADM_EXIT_OK; }
@@ -310,16 +310,21 @@ int adm_cmd_table(int argc, char **argv)
         else return adm_cli_usage_error("table: unknown option '%s'", a);
     }
     if (!file) { fputs(table_usage, stderr); return adm_cli_usage_error("table: expected a FILE"); }
-    if (!(f = fopen(file, "rb"))) return adm_cli_usage_error("%s: cannot open: %s", file, strerror(errno));
-    fseek(f, 0, SEEK_END);
-    len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    if (len < 0 || len > (1 << 24) || !(text = calloc((size_t)len + 1, 1)) || fread(text, 1, (size_t)len, f) != (size_t)len) {
+    {
+        int fd;
+        int64_t len;
+        if (adm_file_open_regular(file, "the fusion table", &fd, &len) != ADM_OK) return adm_cli_fail();
+        if (len > (1 << 24) || !(f = fdopen(fd, "rb"))) {
+            close(fd);
+            return adm_cli_usage_error("%s: cannot read the fusion table (at most 16 MiB)", file);
+        }
+        if (!(text = calloc((size_t)len + 1, 1)) || fread(text, 1, (size_t)len, f) != (size_t)len) {
+            fclose(f);
+            free(text);
+            return adm_cli_usage_error("%s: cannot read the fusion table (at most 16 MiB)", file);
+        }
         fclose(f);
-        free(text);
-        return adm_cli_usage_error("%s: cannot read (at most 16 MiB)", file);
     }
-    fclose(f);
     {
         char tmp[1024];
         snprintf(tmp, sizeof tmp, "%s", file);

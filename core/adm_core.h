@@ -96,6 +96,17 @@ int adm_text_clean(const char *s);
 #define ADM_NAME_MAX 128
 adm_status adm_name_check(const char *what, const char *name);
 
+/* Opens path for reading only when it is a regular file: a FIFO, a device,
+ * a socket or a directory is refused (ADM_ERR_IO, "not a regular file")
+ * without blocking; O_NONBLOCK on the open and fstat on the descriptor, so
+ * the file checked is the file read. `what` names it in messages ("capture",
+ * "fusion table"). Returns the descriptor in *fd (close it), its size in
+ * *size (may be NULL). */
+adm_status adm_file_open_regular(const char *path, const char *what, int *fd, int64_t *size);
+/* The same check without keeping the file open (for libraries that open
+ * by name: libhdf5, dlopen). */
+adm_status adm_file_check_regular(const char *path, const char *what);
+
 /* A copy of s ("" for NULL), or NULL when out of memory. */
 char *adm_strdup(const char *s);
 /* A new temporary file beside path (path.tmp.XXXXXX, the usual mode), open

@@ -13,6 +13,8 @@
 #include <mpfr.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------ table tests */
 
@@ -299,6 +301,39 @@ START_TEST(test_name_special)
     n[ADM_NAME_MAX + 1] = '\0';
     ck_assert_int_eq(adm_name_check("name", n), ADM_ERR_INVALID);
     ck_assert_int_eq(adm_name_check("name", NULL), ADM_ERR_INVALID);
+}
+END_TEST
+
+/* Not a regular file: refused at once, never a blocking open. */
+START_TEST(test_regular_file)
+{
+    char dir[] = "/tmp/adm_check_core.XXXXXX", fifo[64], reg[64];
+    int fd;
+    int64_t size = -1;
+    FILE *f;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(reg, sizeof reg, "%s/reg", dir);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(adm_file_check_regular(fifo, "the capture"), ADM_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(adm_error_message(), "the capture must be a regular file, this is a FIFO"));
+    ck_assert_int_eq(adm_file_check_regular(dir, "the table"), ADM_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(adm_error_message(), "a directory"));
+    ck_assert_int_eq(adm_file_check_regular("/dev/null", "the table"), ADM_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(adm_error_message(), "a character device"));
+    ck_assert_int_eq(adm_file_check_regular(reg, "the table"), ADM_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(adm_error_message(), "cannot open the table"));
+    f = fopen(reg, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("12345", f);
+    fclose(f);
+    ck_assert_int_eq(adm_file_open_regular(reg, "the table", &fd, &size), ADM_OK);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(size, 5);
+    close(fd);
+    unlink(fifo);
+    unlink(reg);
+    rmdir(dir);
 }
 END_TEST
 
@@ -689,6 +724,7 @@ static Suite *core_suite(void)
     tcase_add_test(tc, test_text_special);
     tcase_add_loop_test(tc, test_name_check, 0, (int)(sizeof name_cases / sizeof name_cases[0]));
     tcase_add_test(tc, test_name_special);
+    tcase_add_test(tc, test_regular_file);
     tcase_add_test(tc, test_tensor_special);
     suite_add_tcase(s, tc);
     tc = tcase_create("Exhaustive");

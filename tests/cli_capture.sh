@@ -13,6 +13,13 @@ while IFS="$tab" read -r file n1 n2; do
     expect 2 "admit-kernel: $work/$file" "$n1" "$n2" -- "$admit" capture validate "$work/$file"
 done < "$work/cases.tsv"
 
+# Not a regular file (R2): refused at once, never a blocking open.
+mkfifo "$work/fifo.h5"
+expect 2 "fifo.h5: the capture must be a regular file, this is a FIFO" -- timeout 20 "$admit" capture validate "$work/fifo.h5"
+expect 2 "fifo.h5: the capture must be a regular file, this is a FIFO" -- timeout 20 "$admit" capture inspect "$work/fifo.h5"
+expect 2 "fifo.h5: the capture must be a regular file, this is a FIFO" -- timeout 20 "$admit" oracle "$work/fifo.h5"
+expect 2 "/dev/zero: the capture must be a regular file, this is a character device" -- timeout 20 "$admit" capture validate /dev/zero
+expect 2 "the capture must be a regular file, this is a directory" -- "$admit" capture validate "$work"
 # Control characters from a path are escaped in the one-line message (R11).
 expect 2 'a\nb\x01.h5: cannot open' -- "$admit" capture validate "$work/a
 b$(printf '\001').h5"

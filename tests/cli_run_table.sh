@@ -64,6 +64,13 @@ expect 2 "non-empty array" -- "$admit" table "$work/bad5.json"
 printf '{"fusions": [{"name": "a", "op": "linear", "reference": "eager", "candidate": "splitk_fp32", "declared": "high", "captures": ["nowhere.h5"]}]}\n' > "$work/bad6.json"
 expect 2 "nowhere.h5: cannot open" -- "$admit" table "$work/bad6.json" --json "$work/never.json"
 [ -e "$work/never.json" ] && { echo "FAIL: a refused table wrote a report"; fails=$((fails + 1)); }
+# Not a regular file (R2): a FIFO as the table, as a capture of an entry,
+# as a plugin: refused at once.
+mkfifo "$work/fifo.json" "$work/fifo.h5" "$work/fifo.so"
+expect 2 "fifo.json: the fusion table must be a regular file, this is a FIFO" -- timeout 20 "$admit" table "$work/fifo.json"
+printf '{"fusions": [{"name": "a", "op": "linear+gelu", "reference": "eager", "candidate": "fused_epilogue", "declared": "high", "captures": ["fifo.h5"]}]}\n' > "$work/fifocap.json"
+expect 2 "fifo.h5: the capture must be a regular file, this is a FIFO" -- timeout 20 "$admit" table "$work/fifocap.json"
+expect 2 "fifo.so: the plugin must be a regular file, this is a FIFO" -- timeout 20 "$admit" run "$g" --reference eager --candidate "$work/fifo.so:k"
 # Control characters from a table are escaped in the one-line message (R11).
 printf '{"fusions":[{"name":"rms","op":"rms\\rnorm","reference":"eager","candidate":"fused_fp32","declared":"lossless","captures":["a\\nb.h5"]}]}' > "$work/ctl.json"
 expect 2 "fusions[0].op: 'rms\\rnorm' is not in the catalog" -- "$admit" table "$work/ctl.json"
