@@ -188,6 +188,7 @@ adm_status adm_report_write_json(const adm_report *r, const char *path)
         json_object_set_new(nums, "sign_mean_candidate", num(v->sign_c));
         json_object_set_new(nums, "gain_reference", num(v->gain_r));
         json_object_set_new(nums, "gain_candidate", num(v->gain_c));
+        json_object_set_new(nums, "rms_oracle", num(v->out_rms)); /* turns a gain into its error component */
         json_object_set_new(nums, "channel_bias_reference", num(v->chan_r));
         json_object_set_new(nums, "channel_bias_candidate", num(v->chan_c));
         json_object_set_new(nums, "row_bias_reference", num(v->row_r));
