@@ -80,6 +80,11 @@ typedef struct adm_view_outcome {
 
 typedef struct adm_judge_input {
     const adm_tensor *oracle, *bound;   /* fp64, the output's shape */
+    /* fp64, the output's shape: the oracle's condition scale
+     * (adm_oracle_result.cond), where gate 1 measures ulps. NULL where the
+     * op has none (quantize, a user oracle): the ulp form is then measured
+     * at the token/channel scale, reported and not gated. */
+    const adm_tensor *cond;
     int oracle_certified;
     const adm_tensor *ref, *cand;
     const adm_decl *ref_decl, *cand_decl; /* NULL: undeclared */
@@ -105,7 +110,7 @@ typedef struct adm_gate_outcome {
     char reason[480];          /* one sentence when failed, a note when not applicable */
 } adm_gate_outcome;
 
-/* Error histograms in ulps of the output format (at the scale gate 1 uses):
+/* Error histograms in ulps of the output format (at the scale gate 1's ulp form uses):
  * bin 0 below -ADM_HIST_RANGE, the last above +ADM_HIST_RANGE, the rest
  * of width 2 ADM_HIST_RANGE / (ADM_HIST_BINS - 2) between. */
 #define ADM_HIST_BINS 34
@@ -119,6 +124,7 @@ typedef struct adm_verdict {
     /* gate 1 */
     double rms_r, rms_c, max_r, max_c, rms_round, max_round, rms_ratio, max_ratio;
     double ulp_rms_r, ulp_rms_c, ulp_rms_round, ulp_ratio;
+    int ulp_gated;             /* 1: ulps at the condition scale, gated; 0: at the token/channel scale, reported only */
     /* gate 2: each as an error component (absolute, output units) */
     double mean_r, mean_c, sign_r, sign_c, gain_r, gain_c, out_rms;
     double chan_r, chan_c, row_r, row_c;

@@ -217,15 +217,16 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
     double D, Dmax, Du, *colrms = NULL;
     int oom = 0;
     adm_status st = ADM_OK;
+    /* ulps are measured at the element's condition scale max(|o|, cond):
+     * the magnitude of the terms it is computed from, the scale every
+     * path's rounding errors follow (GATES.md, gate 1). Without one (an
+     * op with no sound scale, a user oracle) at max(|o|, min(rms of o over
+     * its row, over its channel) / 4), reported and not gated. */
+    const double *cnd = in->cond ? (const double *)in->cond->data + in->cond->offset : NULL;
     if (!chs || !rws || !chn || !rwn) goto nomem;
-    /* ulps are measured at max(|o|, min(rms of o over its row, over its
-     * channel) / 4): the element's own scale, or the typical magnitude of
-     * its token and channel where the output cancels to near zero (there
-     * every path's error is many ulps of that tiny value and would swamp
-     * the statistic). A token or channel of small magnitude is still
-     * measured at its own scale. */
     if (!(colrms = adm_h_calloc((size_t)(N + 1), sizeof(double)))) goto nomem;
-    for (int64_t row = 0; row < R; row++)
+    v->ulp_gated = cnd != NULL;
+    for (int64_t row = 0; row < R && !cnd; row++)
         for (int64_t j = 0; j < N; j++) {
             double x = o[row * N + j];
             if (isfinite(x)) colrms[j] += x * x;
@@ -247,7 +248,7 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
         for (int64_t row = 0; row < R; row++) {
             double rr = 0, floor_;
             if (!tch || !tcn) continue;
-            for (int64_t j = 0; j < N; j++) {
+            for (int64_t j = 0; j < N && !cnd; j++) {
                 double x = o[row * N + j];
                 if (isfinite(x)) rr += x * x;
             }
@@ -259,7 +260,10 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
                 er = r - oi;
                 ec = c - oi;
                 q = round_fast(fmt, oi) - oi;
-                u = 1.0 / ulp_fast(fmt, fmax(fabs(oi), fmin(floor_, colrms[j]) / 4)); /* a power of two */
+                if (cnd) /* a non-finite scale (an overflowed sum of |terms|): the element's own */
+                    u = 1.0 / ulp_fast(fmt, isfinite(cnd[i]) ? fmax(fabs(oi), cnd[i]) : fabs(oi));
+                else
+                    u = 1.0 / ulp_fast(fmt, fmax(fabs(oi), fmin(floor_, colrms[j]) / 4)); /* a power of two */
                 sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
                 er2 += er * er;
                 ec2 += ec * ec;
@@ -337,10 +341,10 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
     if (v->max_ratio > cfg->magnitude_limit)
         fail_gate(v, ADM_GATE_MAGNITUDE, "Max error %.3g is %.3gx the reference path's %.3g (limit %.2gx).",
                   v->max_c, v->max_ratio, Dmax, cfg->magnitude_limit);
-    if (v->ulp_ratio > cfg->magnitude_limit)
-        fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error in %s ulps %.3g is %.3gx the reference path's %.3g (limit %.2gx): "
-                  "the small values carry larger errors.", adm_dtype_name(fmt), v->ulp_rms_c, v->ulp_ratio, Du,
-                  cfg->magnitude_limit);
+    if (v->ulp_gated && v->ulp_ratio > cfg->magnitude_limit)
+        fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error in %s ulps at the condition scale %.3g is %.3gx the reference "
+                  "path's %.3g (limit %.2gx): the elements of small magnitude carry larger errors.",
+                  adm_dtype_name(fmt), v->ulp_rms_c, v->ulp_ratio, Du, cfg->magnitude_limit);
 
     /* gate 2: each statistic as an error component in output units,
      * judged against the reference's own, with a materiality floor
@@ -677,6 +681,11 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
     if (!in->oracle || !in->bound || !in->ref || !in->cand)
         return ADM_FAIL(ADM_ERR_INVALID, "judge: oracle, bound, reference and candidate are required");
     n = adm_tensor_numel(in->oracle);
+    if (in->cond && (in->cond->dtype != ADM_FP64 || !adm_tensor_is_contiguous(in->cond) ||
+                     in->cond->ndim != in->oracle->ndim ||
+                     memcmp(in->cond->shape, in->oracle->shape, sizeof(int64_t) * (size_t)in->oracle->ndim)))
+        return ADM_FAIL(ADM_ERR_SHAPE, "judge: the condition scale must be contiguous fp64 with the oracle's shape %s",
+                        adm_shape_str(in->oracle->ndim, in->oracle->shape, b, sizeof b));
     if (in->ref->ndim != in->oracle->ndim || memcmp(in->ref->shape, in->oracle->shape, sizeof(int64_t) * (size_t)in->ref->ndim))
         return ADM_FAIL(ADM_ERR_SHAPE, "judge: reference %s against oracle %s",
                         adm_shape_str(in->ref->ndim, in->ref->shape, a, sizeof a),

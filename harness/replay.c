@@ -23,7 +23,7 @@ adm_status adm_harness_replay(const adm_capture *c, const adm_oracle_config *ocf
     adm_oracle_result orc;
     adm_oracle *o = NULL;
     adm_tensor zero_bound;
-    const adm_tensor *ov, *ob;
+    const adm_tensor *ov, *ob, *oc = NULL;
     adm_special_outcome *so = NULL;
     int ns = adm_capture_special_count(c), nc = adm_capture_candidate_count(c);
     adm_status st = ADM_OK;
@@ -49,6 +49,7 @@ adm_status adm_harness_replay(const adm_capture *c, const adm_oracle_config *ocf
         if ((st = adm_oracle_refine(o, op, &p, in, &orc, scale)) != ADM_OK) goto fail_prefix;
         ov = &orc.value;
         ob = &orc.bound;
+        oc = orc.has_cond ? &orc.cond : NULL;
         out->certified = 1;
         out->mpfr_refined = orc.mpfr_refined;
     } else {
@@ -86,6 +87,7 @@ adm_status adm_harness_replay(const adm_capture *c, const adm_oracle_config *ocf
         }
         in.oracle = ov;
         in.bound = ob;
+        in.cond = oc; /* a user oracle has none: the ulp form is reported, not gated */
         in.oracle_certified = out->certified;
         in.ref = ref;
         in.cand = cand.tensor;

@@ -194,6 +194,7 @@ adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_t
     memset(&ji, 0, sizeof ji);
     ji.oracle = &orc.value;
     ji.bound = &orc.bound;
+    ji.cond = orc.has_cond ? &orc.cond : NULL;
     ji.oracle_certified = 1;
     ji.ref = &r;
     ji.cand = &c;

@@ -100,6 +100,17 @@ void adm_oracle_config_default(adm_oracle_config *cfg);
 typedef struct adm_oracle_result {
     adm_tensor value;        /* fp64, the op's output shape */
     adm_tensor bound;        /* fp64, same shape: |value - exact| <= bound */
+    /* fp64, same shape: the element's condition scale, the magnitude of
+     * the terms it is computed from (sum_k |x_ik w_kj| + |b_j| for a GEMM,
+     * sum |x| for a sum, sum_j p_j |v_j| for attention; the op's files say
+     * which), propagated through the op's functions to first order; at
+     * least |value| up to a few bits. It is the scale every path's
+     * rounding errors follow (the certified bound is proportional to it);
+     * the harness measures ulps there (harness/GATES.md, gate 1). Only a
+     * few bits are meaningful: it picks a binade. has_cond = 0 (cond not
+     * allocated) for an op without a sound scale (quantize). */
+    adm_tensor cond;
+    int has_cond;
     int64_t mpfr_refined;    /* elements recomputed with MPFR */
     double max_bound;        /* over finite values */
     int certified;           /* 0 when the value is a user's evaluation */

@@ -15,7 +15,11 @@
  *   phi(k_j)^T |v_j| and ks itself); num = phi(q) KV (rounded products,
  *   D terms): |num^ - num| <= (gamma_T + gamma_(D+1)) 1.01 phi(q) A;
  *   den = phi(q) ks + eps (positive): relative gamma_T + gamma_(D+2);
- *   out = num / den: |dnum|/den + |out| (rel den + u). */
+ *   out = num / den: |dnum|/den + |out| (rel den + u).
+ * Condition scale (adm_oracle_result.cond): attention sum_j p_j |v_je| (the
+ * scale of every path's error: probabilities rounded to bf16, sums
+ * reordered, rescaled by an online softmax); linear attention
+ * phi(q) A / den, the same with the unnormalized weights. */
 #include "oracle_internal.h"
 
 #include <stdlib.h>
@@ -94,6 +98,7 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
                         val[(h * S + i) * E + e] = o;
                         bnd[(h * S + i) * E + e] =
                             adm_up((rho + gt) * 1.01 * a + (double)(tend + 2) * ADM_TINY);
+                        if (c->cond) c->cond[(h * S + i) * E + e] = a;
                     }
                 }
             }
@@ -137,6 +142,7 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
                     val[(h * S + i) * E + e] = o;
                     bnd[(h * S + i) * E + e] =
                         adm_up((gt + gd1) * 1.01 * na * 1.01 / den + fabs(o) * (relden + ADM_U) + ADM_TINY);
+                    if (c->cond) c->cond[(h * S + i) * E + e] = na / den;
                 }
             }
         }

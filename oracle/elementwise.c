@@ -1,5 +1,9 @@
 /* Elementwise ops: relu, scale, gelu (tanh and erf), silu, swiglu,
- * gated_residual; the scalar functions with their error bounds. */
+ * gated_residual; the scalar functions with their error bounds.
+ *
+ * Condition scale (adm_oracle_result.cond): |value| where the output is
+ * one function of exact inputs (nothing cancels that a path could round
+ * before); |x| + |g y| for the gated residual, whose sum cancels. */
 #include "oracle_internal.h"
 #include "scalar_fns.h"
 
@@ -86,7 +90,7 @@ adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd)
     }
 #pragma omp parallel for num_threads(c->threads) schedule(static)
     for (int64_t i = 0; i < n; i++) {
-        double v = 0, e = 0, s, g, prod;
+        double v = 0, e = 0, s, g, prod = 0;
         switch (id) {
         case OP_RELU: v = x[i] > 0 ? x[i] : (isnan(x[i]) ? x[i] : 0.0); e = 0; break;
         case OP_SCALE:
@@ -114,6 +118,7 @@ adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd)
         }
         val[i] = v;
         bnd[i] = e;
+        if (c->cond) c->cond[i] = id == OP_GATED_RESIDUAL ? fabs(x[i]) + fabs(prod) : fabs(v);
     }
     st = ADM_OK;
 done:

@@ -11,9 +11,13 @@
  * inflated by that before use. The bias adds one rounding (u |v^|); GELU
  * adds its own bound at v^ plus its Lipschitz constant times v's bound.
  *
- * Memory beyond the inputs and the result: x in fp64 (M K doubles) and w
- * in tiles sharing 128 MiB, so FLUX.1's MLP (4096 x 3072 by 12288 x 3072)
- * needs at most 228 MiB extra. */
+ * The condition scale (adm_oracle_result.cond) is sum_k |x_ik w_jk| + |b_j|,
+ * through GELU max(|gelu(v)|, |gelu'(v)| that): an fp32 SGEMM on |x| and
+ * |w| (abs_scaled_rows), which needs only a few bits.
+ *
+ * Memory beyond the inputs and the result: x in fp64 (M K doubles) and
+ * fp32 (M K floats, the scale's operand), w in tiles sharing 128 MiB, so
+ * FLUX.1's MLP (4096 x 3072 by 12288 x 3072) needs at most 276 MiB extra. */
 #include "oracle_internal.h"
 
 #include <cblas.h>
@@ -34,6 +38,29 @@ static void row_norms(const double *rows, int64_t n, int64_t K, double *out, int
     }
 }
 
+/* |row| of each of n rows in fp32, scaled by a power of two 2^-ex[r] that
+ * puts the row's largest finite magnitude in [1, 2): an fp32 GEMM of two
+ * such operands has terms below 4 and sums below 4K (no overflow whatever
+ * the inputs' range) and loses to underflow only terms 2^-126 below the
+ * largest. Its positive terms accumulate with relative error at most
+ * gamma_K of fp32 (under 1e-3 for K < 16000): the scale it feeds picks a
+ * binade, so that is ample. Non-finite values stay non-finite. */
+static void abs_scaled_rows(const double *rows, int64_t n, int64_t K, float *out, int *ex)
+{
+    for (int64_t r = 0; r < n; r++) {
+        const double *p = rows + r * K;
+        double m = 0;
+        int e = 1;
+        for (int64_t k = 0; k < K; k++)
+            if (isfinite(p[k])) m = fmax(m, fabs(p[k]));
+        if (m > 0) frexp(m, &e);
+        ex[r] = e - 1;
+        for (int64_t k = 0; k < K; k++) out[r * K + k] = (float)ldexp(fabs(p[k]), -ex[r]);
+    }
+}
+
+#define COND_ROWS 256 /* rows of x per fp32 GEMM of the condition scale: a tile of COND_ROWS x NT floats */
+
 adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
 {
     adm_op_id id = adm_op_id_of(c->op);
@@ -41,6 +68,8 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     adm_tensor wt; /* w as [N, K] */
     int64_t K = x->shape[x->ndim - 1], M, N, NT, tile_bytes;
     double *xd = NULL, *nx = NULL, *bd = NULL, gk;
+    float *xa = NULL;
+    int *ex = NULL;
     int prev_threads, oom = 0;
     adm_status st = ADM_OK;
 
@@ -69,50 +98,75 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     xd = malloc(sizeof *xd * (size_t)(M * K + 1));
     nx = malloc(sizeof *nx * (size_t)(M + 1));
     bd = malloc(sizeof *bd * (size_t)(N + 1));
-    if (!xd || !nx || !bd) {
+    if (c->cond) {
+        xa = malloc(sizeof *xa * (size_t)(M * K + 1));
+        ex = malloc(sizeof *ex * (size_t)(M + 1));
+    }
+    if (!xd || !nx || !bd || (c->cond && (!xa || !ex))) {
         st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
         goto done;
     }
     adm_o_rows(x, K, 0, M, xd);
     row_norms(xd, M, K, nx, c->threads);
+    if (c->cond) abs_scaled_rows(xd, M, K, xa, ex);
     for (int64_t j = 0; j < N; j++) bd[j] = bias ? adm_tensor_get(bias, j) : 0.0;
     prev_threads = openblas_get_num_threads();
     openblas_set_num_threads(1);
 #pragma omp parallel num_threads(c->threads)
     {
         double *wd = malloc(sizeof *wd * (size_t)(NT * K + 1)), *nw = malloc(sizeof *nw * (size_t)(NT + 1));
-        if (!wd || !nw) {
+        float *wa = c->cond ? malloc(sizeof *wa * (size_t)(NT * K + 1)) : NULL;
+        float *ct = c->cond ? malloc(sizeof *ct * (size_t)(COND_ROWS * NT + 1)) : NULL;
+        int *ew = c->cond ? malloc(sizeof *ew * (size_t)(NT + 1)) : NULL;
+        int ok = wd && nw && (!c->cond || (wa && ct && ew));
+        if (!ok) {
 #pragma omp atomic write
             oom = 1;
         }
 #pragma omp for schedule(dynamic, 1)
         for (int64_t n0 = 0; n0 < N; n0 += NT) {
             int64_t nt = N - n0 < NT ? N - n0 : NT;
-            if (!wd || !nw) continue;
+            if (!ok) continue;
             adm_o_rows(&wt, K, n0, n0 + nt, wd);
             row_norms(wd, nt, K, nw, 1);
+            if (c->cond) abs_scaled_rows(wd, nt, K, wa, ew);
             if (K > 0)
                 cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)nt, (int)K, 1.0, xd, (int)K, wd,
                             (int)K, 0.0, val + n0, (int)N);
-            for (int64_t i = 0; i < M; i++) {
-                for (int64_t j = n0; j < n0 + nt; j++) {
-                    double v = K > 0 ? val[i * N + j] : 0.0, b = gk * nx[i] * nw[j - n0], e;
-                    if (bias) {
-                        v += bd[j];
-                        b += ADM_U * fabs(v);
+            for (int64_t i0 = 0; i0 < M; i0 += COND_ROWS) {
+                int64_t mb = M - i0 < COND_ROWS ? M - i0 : COND_ROWS;
+                if (c->cond && K > 0)
+                    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mb, (int)nt, (int)K, 1.0f, xa + i0 * K,
+                                (int)K, wa, (int)K, 0.0f, ct, (int)nt);
+                for (int64_t i = i0; i < i0 + mb; i++) {
+                    for (int64_t j = n0; j < n0 + nt; j++) {
+                        double v = K > 0 ? val[i * N + j] : 0.0, b = gk * nx[i] * nw[j - n0], e, cz = 0;
+                        if (c->cond && K > 0) cz = ldexp((double)ct[(i - i0) * nt + (j - n0)], ex[i] + ew[j - n0]);
+                        if (bias) {
+                            v += bd[j];
+                            b += ADM_U * fabs(v);
+                            cz += fabs(bd[j]);
+                        }
+                        if (id == OP_LINEAR_GELU) {
+                            double g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
+                            b = e + ADM_GELU_LIPSCHITZ * b;
+                            if (c->cond)
+                                cz = adm_o_cond_chain(g, c->p->gelu_tanh ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v),
+                                                      cz);
+                            v = g;
+                        }
+                        val[i * N + j] = v;
+                        bnd[i * N + j] = adm_up(b + ADM_TINY);
+                        if (c->cond) c->cond[i * N + j] = cz;
                     }
-                    if (id == OP_LINEAR_GELU) {
-                        double g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
-                        b = e + ADM_GELU_LIPSCHITZ * b;
-                        v = g;
-                    }
-                    val[i * N + j] = v;
-                    bnd[i * N + j] = adm_up(b + ADM_TINY);
                 }
             }
         }
         free(wd);
         free(nw);
+        free(wa);
+        free(ct);
+        free(ew);
     }
     openblas_set_num_threads(prev_threads);
     if (oom) st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate a tile of w", adm_op_name(c->op));
@@ -120,6 +174,8 @@ done:
     free(xd);
     free(nx);
     free(bd);
+    free(xa);
+    free(ex);
     return st;
 }
 

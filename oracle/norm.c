@@ -14,7 +14,12 @@
  * n^_k = d^_k / sd^: |n^_k - n_k| <= 1.01 (Dmu + u|d^_k|)/sd^ + 1.01 (rho_s + u) |n^_k|.
  * Then the affine (one rounding each), modulate ((1 + scale) and the two
  * operations: one rounding each), SiLU (its Lipschitz constant and its own
- * bound). */
+ * bound).
+ * Condition scale (adm_oracle_result.cond), the magnitude of the terms:
+ * rmsnorm |y| (x rstd w: nothing cancels); layernorm / groupnorm
+ * (|x_k| + |mu|) / sd |w| + |b| (x - mu cancels), through modulate
+ * (1 + |scale|) that + |shift|; through SiLU max(|silu(v)|, |silu'(v)| that),
+ * as a path that rounds v before the SiLU errs by. */
 #include "oracle_internal.h"
 
 #include <stdlib.h>
@@ -32,7 +37,7 @@ typedef struct norm_cfg {
     const double *w, *b;   /* per channel; NULL when absent */
 } norm_cfg;
 
-static void normalize(const norm_cfg *cfg, const norm_set *s, double *y, double *bd)
+static void normalize(const norm_cfg *cfg, const norm_set *s, double *y, double *bd, double *cd)
 {
     int64_t n = s->n;
     double u = ADM_U;
@@ -45,9 +50,11 @@ static void normalize(const norm_cfg *cfg, const norm_set *s, double *y, double 
             double v = s->x[k] / den, e;
             if (cfg->w) v *= cfg->w[s->chan[k]];
             e = rel * fabs(v);
+            cd[k] = fabs(v);
             if (cfg->silu) {
                 double se, o = adm_o_silu(v, &se);
                 e = ADM_SILU_LIPSCHITZ * e + se;
+                cd[k] = adm_o_cond_chain(o, adm_fn_silu_d(v), cd[k]);
                 v = o;
             }
             y[k] = v;
@@ -68,28 +75,33 @@ static void normalize(const norm_cfg *cfg, const norm_set *s, double *y, double 
         sd = sqrt(var + cfg->eps);
         rhos = (gn * 1.01 * var + 1.01 * dmu * dmu) / (2.0 * (var + cfg->eps)) + 2.0 * u;
         for (int64_t k = 0; k < n; k++) {
-            double d = s->x[k] - mu, nk = d / sd, v, dv, w = 1, t;
+            double d = s->x[k] - mu, nk = d / sd, v, dv, w = 1, t, cv;
             double dn = 1.01 * (dmu + u * fabs(d)) / sd + 1.01 * (rhos + u) * fabs(nk);
             if (cfg->w) w = cfg->w[s->chan[k]];
             t = nk * w;
             dv = fabs(w) * dn + (cfg->w ? u * fabs(t) : 0.0);
             v = t;
+            cv = (fabs(s->x[k]) + fabs(mu)) / sd * fabs(w);
             if (cfg->b) {
                 v = t + cfg->b[s->chan[k]];
                 dv += u * fabs(v);
+                cv += fabs(cfg->b[s->chan[k]]);
             }
             if (s->scale) {
                 double g = 1.0 + s->scale[k], z = v * g + s->shift[k];
                 dv = fabs(g) * dv * (1.0 + u) + fabs(v) * u * fabs(g) * 1.01 + u * fabs(v * g) + u * fabs(z);
+                cv = cv * (1.0 + fabs(s->scale[k])) + fabs(s->shift[k]);
                 v = z;
             }
             if (cfg->silu) {
                 double e, o = adm_o_silu(v, &e);
                 dv = ADM_SILU_LIPSCHITZ * dv + e;
+                cv = adm_o_cond_chain(o, adm_fn_silu_d(v), cv);
                 v = o;
             }
             y[k] = v;
             bd[k] = adm_up(dv + ADM_TINY);
+            cd[k] = cv;
         }
     }
 }
@@ -150,12 +162,12 @@ adm_status adm_o_eval_norm(const adm_o_ctx *c, double *val, double *bnd)
     cfg.w = w;
     cfg.b = b;
     {
-        double *gx = malloc(sizeof *gx * (size_t)n * 5);
+        double *gx = malloc(sizeof *gx * (size_t)n * 6);
         int64_t *ch = malloc(sizeof *ch * (size_t)n), *off = malloc(sizeof *off * (size_t)n);
         if (!gx || !ch || !off) st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: out of memory", adm_op_name(c->op));
         for (int64_t s = 0; st == ADM_OK && s < sets; s++) {
             norm_set set;
-            double *gy = gx + n, *gb = gx + 2 * n, *gsh = gx + 3 * n, *gsc = gx + 4 * n;
+            double *gy = gx + n, *gb = gx + 2 * n, *gsh = gx + 3 * n, *gsc = gx + 4 * n, *gc = gx + 5 * n;
             for (int64_t k = 0; k < n; k++) {
                 if (id != OP_GROUPNORM) {
                     off[k] = s * n + k;
@@ -174,10 +186,11 @@ adm_status adm_o_eval_norm(const adm_o_ctx *c, double *val, double *bnd)
             set.chan = ch;
             set.shift = shd ? gsh : NULL;
             set.scale = shd ? gsc : NULL;
-            normalize(&cfg, &set, gy, gb);
+            normalize(&cfg, &set, gy, gb, gc);
             for (int64_t k = 0; k < n; k++) {
                 val[off[k]] = gy[k];
                 bnd[off[k]] = gb[k];
+                if (c->cond) c->cond[off[k]] = gc[k];
             }
         }
         free(gx);

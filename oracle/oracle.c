@@ -42,6 +42,7 @@ void adm_oracle_result_free(adm_oracle_result *r)
     if (!r) return;
     adm_tensor_free(&r->value);
     adm_tensor_free(&r->bound);
+    adm_tensor_free(&r->cond);
     memset(r, 0, sizeof *r);
 }
 
@@ -175,6 +176,7 @@ static adm_status make_ctx(const adm_oracle *o, const adm_op *op, const adm_op_p
     c->numel = adm_tensor_numel(out);
     c->threads = o->cfg.threads;
     c->use_gpu = o->cfg.use_gpu && adm_o_cuda_usable();
+    c->cond = NULL;
     return ADM_OK;
 }
 
@@ -207,6 +209,14 @@ adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params 
         return st;
     }
     make_ctx(o, op, p, inputs, &r.value, &c);
+    /* quantize has no sound condition scale: its output is the input
+     * rounded on a grid the scheme chooses (block and tensor scales), not
+     * a sum of terms; gate 1 reports the ulp form there, ungated */
+    if (adm_op_id_of(op) != OP_QUANTIZE) {
+        if ((st = adm_tensor_alloc(&r.cond, ADM_FP64, ndim, shape)) != ADM_OK) goto fail;
+        r.has_cond = 1;
+        c.cond = r.cond.data;
+    }
     if ((st = eval_dispatch(&c, r.value.data, r.bound.data)) != ADM_OK) goto fail;
     r.certified = 1;
     switch (adm_op_id_of(op)) {
@@ -242,5 +252,6 @@ adm_status adm_oracle_eval_mpfr(const adm_op *op, const adm_op_params *p, const 
     ADM_TRY(adm_shape_numel(ndim, shape, &c.numel));
     c.threads = 1;
     c.use_gpu = 0;
+    c.cond = NULL;
     return refine_mpfr(&c, index, bits, value, err);
 }

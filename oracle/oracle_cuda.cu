@@ -64,36 +64,57 @@ __global__ void row_norms(const double *rows, int64_t n, int64_t K, double infla
     }
 }
 
+__global__ void absolute(const double *in, double *out, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = fabs(in[i]);
+}
+
+/* The condition scale of f(z) from z's (oracle_internal.h). */
+__device__ double cond_chain(double fz, double dfdz, double cond_z)
+{
+    double c = fabs(dfdz) * cond_z;
+    return isfinite(c) && c > fabs(fz) ? c : fabs(fz);
+}
+
 /* v = DGEMM + bias (one rounding), bound gamma_K ||x_i|| ||w_j|| + u|v|;
- * GELU's own bound plus its Lipschitz constant times v's. */
-__global__ void epilogue(double *val, double *bnd, const double *nx, const double *nw, const double *bias,
-                         int64_t M, int64_t N, double gk, int gelu)
+ * GELU's own bound plus its Lipschitz constant times v's. The condition
+ * scale (oracle/gemm.c): cond holds the DGEMM of |x| and |w| on entry;
+ * + |bias|, then through GELU. */
+__global__ void epilogue(double *val, double *bnd, double *cond, const double *nx, const double *nw,
+                         const double *bias, int64_t M, int64_t N, double gk, int gelu)
 {
     size_t total = (size_t)M * (size_t)N;
     for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
          idx += (size_t)gridDim.x * blockDim.x) {
         int64_t i = (int64_t)(idx / (size_t)N), j = (int64_t)(idx % (size_t)N);
-        double v = val[idx], b = gk * nx[i] * nw[j], e;
+        double v = val[idx], b = gk * nx[i] * nw[j], e, cz = cond ? cond[idx] : 0.0;
         if (bias) {
             v = v + bias[j];
             b = b + ADM_FN_U * fabs(v);
+            cz = cz + fabs(bias[j]);
         }
         if (gelu) {
             double g = gelu == 1 ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
             b = e + 1.15 * b;
+            cz = cond_chain(g, gelu == 1 ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v), cz);
             v = g;
         }
         val[idx] = v;
         bnd[idx] = adm_fn_up(b + ADM_TINY);
+        if (cond) cond[idx] = cz;
     }
 }
 
 int grid_for(size_t n) { size_t g = (n + 255) / 256; return (int)(g > 65536 ? 65536 : (g ? g : 1)); }
 
 /* The device pipeline on fp64 operands already resident: norms, DGEMM,
- * epilogue. */
+ * epilogue; with cond (and xa, wa: room for |x|, |w|), the condition
+ * scale by a second DGEMM on |x| and |w| (on the GPU fp64 costs little;
+ * the CPU uses fp32 for it). */
 adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const double *xd, const double *wd,
-                    const double *bias, int gelu, double *nx, double *nw, double *val, double *bnd)
+                    const double *bias, int gelu, double *nx, double *nw, double *val, double *bnd, double *xa,
+                    double *wa, double *cond)
 {
     const double one = 1.0, zero = 0.0, inflate = 1.0 + 2.0 * adm_gamma((double)K);
     row_norms<<<(int)std::min<int64_t>(M, 65536), 256>>>(xd, M, K, inflate, nx);
@@ -103,7 +124,15 @@ adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const dou
     /* row-major val[M,N] = x[M,K] w[N,K]^T is column-major val^T = w x^T */
     ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wd, (int)K, xd, (int)K,
                                  &zero, val, (int)N));
-    epilogue<<<grid_for((size_t)M * N), 256>>>(val, bnd, nx, nw, bias, M, N, adm_gamma((double)K), gelu);
+    if (cond) {
+        absolute<<<grid_for((size_t)(M * K)), 256>>>(xd, xa, (size_t)(M * K));
+        ADM_CUDA_CHECK(cudaGetLastError());
+        absolute<<<grid_for((size_t)(N * K)), 256>>>(wd, wa, (size_t)(N * K));
+        ADM_CUDA_CHECK(cudaGetLastError());
+        ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wa, (int)K, xa,
+                                     (int)K, &zero, cond, (int)N));
+    }
+    epilogue<<<grid_for((size_t)M * N), 256>>>(val, bnd, cond, nx, nw, bias, M, N, adm_gamma((double)K), gelu);
     ADM_CUDA_CHECK(cudaGetLastError());
     return ADM_OK;
 }
@@ -112,10 +141,10 @@ adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const dou
  * formulas): x and the second operand resident in fp64; g broadcast
  * beforehand on the host. */
 __global__ void elementwise(int id, int gelu_tanh, double factor, const double *x, const double *y, const double *g,
-                            double *val, double *bnd, size_t n)
+                            double *val, double *bnd, double *cond, size_t n)
 {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
-        double v = 0, e = 0, s, prod;
+        double v = 0, e = 0, s, prod = 0;
         switch (id) {
         case OP_RELU: v = x[i] > 0 ? x[i] : (isnan(x[i]) ? x[i] : 0.0); e = 0; break;
         case OP_SCALE:
@@ -138,6 +167,7 @@ __global__ void elementwise(int id, int gelu_tanh, double factor, const double *
         }
         val[i] = v;
         bnd[i] = e;
+        if (cond) cond[i] = id == OP_GATED_RESIDUAL ? fabs(x[i]) + fabs(prod) : fabs(v);
     }
 }
 
@@ -148,7 +178,7 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
     adm_op_id id = adm_op_id_of(c->op);
     size_t n = (size_t)c->numel;
     std::vector<double> hx(n ? n : 1), hy, hg;
-    dev dx, dy, dg, dv, db;
+    dev dx, dy, dg, dv, db, dc;
     if (n == 0) return ADM_OK;
     ADM_TRY(adm_tensor_to_f64(c->in[0], hx.data()));
     if (id == OP_SWIGLU || id == OP_GATED_RESIDUAL) {
@@ -164,6 +194,7 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
     ADM_CUDA_CHECK(cudaMalloc(&dx.p, 8 * n));
     ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * n));
     ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * n));
+    if (c->cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * n));
     ADM_CUDA_CHECK(cudaMemcpy(dx.p, hx.data(), 8 * n, cudaMemcpyHostToDevice));
     if (!hy.empty()) {
         ADM_CUDA_CHECK(cudaMalloc(&dy.p, 8 * n));
@@ -173,10 +204,12 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
         ADM_CUDA_CHECK(cudaMalloc(&dg.p, 8 * n));
         ADM_CUDA_CHECK(cudaMemcpy(dg.p, hg.data(), 8 * n, cudaMemcpyHostToDevice));
     }
-    elementwise<<<grid_for(n), 256>>>((int)id, c->p->gelu_tanh, c->p->factor, dx.d(), dy.d(), dg.d(), dv.d(), db.d(), n);
+    elementwise<<<grid_for(n), 256>>>((int)id, c->p->gelu_tanh, c->p->factor, dx.d(), dy.d(), dg.d(), dv.d(), db.d(),
+                                      dc.d(), n);
     ADM_CUDA_CHECK_LAUNCH();
     ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
     ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
+    if (c->cond) ADM_CUDA_CHECK(cudaMemcpy(c->cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
     return ADM_OK;
 }
 
@@ -193,7 +226,7 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
     adm_tensor wt;
     int64_t K = x->shape[x->ndim - 1], N, M;
     int gelu = id == OP_LINEAR_GELU ? (c->p->gelu_tanh ? 1 : 2) : 0;
-    dev xd, wd, bd, nx, nw, vd, bnd_d;
+    dev xd, wd, bd, nx, nw, vd, bnd_d, xa, wa, cd;
     blas h;
     ADM_TRY(adm_o_need_narrow(x, adm_op_name(c->op), adm_op_input_name(c->op, 0)));
     ADM_TRY(adm_o_need_narrow(w, adm_op_name(c->op), adm_op_input_name(c->op, 1)));
@@ -216,21 +249,28 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
         ADM_CUDA_CHECK(cudaMalloc(&nw.p, sizeof(double) * (size_t)N));
         ADM_CUDA_CHECK(cudaMalloc(&vd.p, sizeof(double) * (size_t)(M * N)));
         ADM_CUDA_CHECK(cudaMalloc(&bnd_d.p, sizeof(double) * (size_t)(M * N)));
+        if (c->cond) {
+            ADM_CUDA_CHECK(cudaMalloc(&xa.p, sizeof(double) * (size_t)(M * K)));
+            ADM_CUDA_CHECK(cudaMalloc(&wa.p, sizeof(double) * (size_t)(N * K)));
+            ADM_CUDA_CHECK(cudaMalloc(&cd.p, sizeof(double) * (size_t)(M * N)));
+        }
         ADM_CUDA_CHECK(cudaMemcpy(xd.p, hx.data(), sizeof(double) * hx.size(), cudaMemcpyHostToDevice));
         ADM_CUDA_CHECK(cudaMemcpy(wd.p, hw.data(), sizeof(double) * hw.size(), cudaMemcpyHostToDevice));
         ADM_CUDA_CHECK(cudaMemcpy(bd.p, hb.data(), sizeof(double) * hb.size(), cudaMemcpyHostToDevice));
     }
     ADM_CUBLAS_CHECK(cublasCreate(&h.h));
-    ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bias ? bd.d() : nullptr, gelu, nx.d(), nw.d(), vd.d(), bnd_d.d()));
+    ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bias ? bd.d() : nullptr, gelu, nx.d(), nw.d(), vd.d(), bnd_d.d(),
+                     xa.d(), wa.d(), cd.d()));
     ADM_CUDA_CHECK(cudaDeviceSynchronize());
     ADM_CUDA_CHECK(cudaMemcpy(val, vd.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
     ADM_CUDA_CHECK(cudaMemcpy(bnd, bnd_d.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
+    if (c->cond) ADM_CUDA_CHECK(cudaMemcpy(c->cond, cd.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
     return ADM_OK;
 }
 
 extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms)
 {
-    dev xb, wb, xd, wd, bd, nx, nw, vd, bnd_d, cd;
+    dev xb, wb, xd, wd, bd, nx, nw, vd, bnd_d, cd, xa, wa, cnd;
     blas h;
     events ev;
     std::vector<uint16_t> hx((size_t)(M * K)), hw((size_t)(N * K));
@@ -251,6 +291,9 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
     ADM_CUDA_CHECK(cudaMalloc(&vd.p, 8 * (size_t)(M * N)));
     ADM_CUDA_CHECK(cudaMalloc(&bnd_d.p, 8 * (size_t)(M * N)));
     ADM_CUDA_CHECK(cudaMalloc(&cd.p, 8 * (size_t)(M * N)));
+    ADM_CUDA_CHECK(cudaMalloc(&xa.p, 8 * hx.size()));
+    ADM_CUDA_CHECK(cudaMalloc(&wa.p, 8 * hw.size()));
+    ADM_CUDA_CHECK(cudaMalloc(&cnd.p, 8 * (size_t)(M * N)));
     ADM_CUDA_CHECK(cudaMemcpy(bd.p, hb.data(), 8 * hb.size(), cudaMemcpyHostToDevice));
     ADM_CUBLAS_CHECK(cublasCreate(&h.h));
     ADM_CUDA_CHECK(cudaEventCreate(&ev.a));
@@ -277,7 +320,8 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
         bf16_to_f64<<<grid_for(hx.size()), 256>>>((const uint16_t *)xb.p, xd.d(), hx.size());
         bf16_to_f64<<<grid_for(hw.size()), 256>>>((const uint16_t *)wb.p, wd.d(), hw.size());
         ADM_CUDA_CHECK(cudaGetLastError());
-        ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bd.d(), 1, nx.d(), nw.d(), vd.d(), bnd_d.d()));
+        ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bd.d(), 1, nx.d(), nw.d(), vd.d(), bnd_d.d(), xa.d(), wa.d(),
+                         cnd.d()));
         ADM_CUDA_CHECK(cudaEventRecord(ev.b));
         ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
         ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));

@@ -64,7 +64,17 @@ typedef struct adm_o_ctx {
     int64_t numel;
     int threads;
     int use_gpu;
+    double *cond;   /* dense row-major: the condition scale of each output (adm_oracle_result.cond); NULL: not wanted */
 } adm_o_ctx;
+
+/* The condition scale of f(z) from z's: max(|f(z)|, |f'(z)| cond_z), the
+ * first-order error scale of f applied to a z whose error scales with
+ * cond_z; |f(z)| where the derivative is not finite (f at +-Inf). */
+static inline double adm_o_cond_chain(double fz, double dfdz, double cond_z)
+{
+    double c = fabs(dfdz) * cond_z;
+    return isfinite(c) && c > fabs(fz) ? c : fabs(fz);
+}
 
 adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd);
 adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd);
@@ -81,7 +91,8 @@ adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd);
 adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd);
 /* Device-side times (ms, median of reps) at M x K x N from random bf16
  * inputs: [0] one cuBLAS DGEMM on fp64 operands, [1] the oracle (bf16 to
- * fp64, norms, DGEMM, bias, GELU, bound), [2] uploading the bf16 inputs,
+ * fp64, norms, DGEMM, bias, GELU, bound, and the condition scale: a
+ * second DGEMM on |x|, |w|), [2] uploading the bf16 inputs,
  * [3] downloading value and bound; max bound in ms[4]. */
 adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms);
 

@@ -25,7 +25,9 @@ int adm_o_norm_axis(int axis, int ndim) { return axis < 0 ? axis + ndim : axis; 
  * division one u. Terms with d_j < -745 are exactly 0 in fp64 and below
  * 2^-1074 exactly: an absolute n 2^-1074 against a sum >= 1 (the max term
  * is exp(0)). => |y^_i - y_i| <= (eta_i + max eta + gamma_n + 2u) y^_i
- * + (n + 1) ADM_TINY. */
+ * + (n + 1) ADM_TINY.
+ * Condition scale: sum |x| for row_sum (the sum cancels), the value for
+ * mean_sq and softmax (positive terms, nothing cancels). */
 adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd)
 {
     adm_op_id id = adm_op_id_of(c->op);
@@ -53,6 +55,7 @@ adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd)
                     a = fabs(s);
                 }
                 val[o * g.inner + in] = s;
+                if (c->cond) c->cond[o * g.inner + in] = a;
                 bnd[o * g.inner + in] = adm_up(gn * a * (1.0 + 2.0 * gn) + ADM_TINY);
             } else {
                 double m = -INFINITY, sum = 0, etamax = 0;
@@ -67,6 +70,7 @@ adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd)
                     double d = p[j * g.inner] - m, y = exp(d) / sum;
                     double eta = d >= -745.0 ? (1.01 * fabs(d) + ADM_LIBM_EXP_U + 1.0) * ADM_U : 0.0;
                     val[idx] = y;
+                    if (c->cond) c->cond[idx] = fabs(y);
                     bnd[idx] = adm_up((eta + etamax + gn + 2.0 * ADM_U) * fabs(y) + (double)(n + 1) * ADM_TINY);
                 }
             }

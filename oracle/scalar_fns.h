@@ -97,4 +97,29 @@ ADM_HD double adm_fn_silu(double x, double *err)
     return y;
 }
 
+/* Derivatives, for the condition scale (adm_oracle_result.cond), which
+ * needs a few bits only: plain fp64, no bound, but no cancellation that
+ * would flush a tail to zero (gelu_tanh(x) = x sigma(2z), so its
+ * derivative is sigma(2z) + x sigma(2z) sigma(-2z) 2C (1 + 3A x^2); silu's
+ * sigma(x) + x sigma(x) sigma(-x); gelu_erf's Phi(x) + x phi(x) cancels
+ * only near its true zero). NaN where the formula meets inf * 0 (huge
+ * |x|): the caller falls back to |f|. */
+ADM_HD double adm_fn_gelu_tanh_d(double x)
+{
+    const double A = 0.044715, C = 0.79788456080286535588;
+    double z = C * (x + A * x * x * x), s = 1.0 / (1.0 + exp(-2.0 * z)), sm = 1.0 / (1.0 + exp(2.0 * z));
+    return s + x * s * sm * 2.0 * C * (1.0 + 3.0 * A * x * x);
+}
+
+ADM_HD double adm_fn_gelu_erf_d(double x)
+{
+    return 0.5 * erfc(-x * 0.70710678118654752440) + x * exp(-0.5 * x * x) * 0.39894228040143267794;
+}
+
+ADM_HD double adm_fn_silu_d(double x)
+{
+    double s = 1.0 / (1.0 + exp(-x)), sm = 1.0 / (1.0 + exp(x));
+    return s + x * s * sm;
+}
+
 #endif

@@ -123,6 +123,7 @@ void adm_report_print(const adm_report *r, FILE *f)
         }
         if (first) fprintf(f, "%s", v->tier == ADM_TIER_EXACT ? "bit-identical" : "all gates of its tier hold");
         if (!v->oracle_certified) fprintf(f, " [user oracle, uncertified]");
+        if (!v->ulp_gated && v->n > 0) fprintf(f, " [ulp form at the token/channel scale, not gated: no condition scale]");
         if (adm_report_claim_violated(row))
             fprintf(f, row->verdict.tier > row->claim ? "  << looser than %s (unsafe)" : "  << stricter than %s (promotable)",
                     r->claim_label ? "declared" : "the claim");
@@ -182,6 +183,7 @@ adm_status adm_report_write_json(const adm_report *r, const char *path)
         json_object_set_new(nums, "ulp_rms_reference", num(v->ulp_rms_r));
         json_object_set_new(nums, "ulp_rms_candidate", num(v->ulp_rms_c));
         json_object_set_new(nums, "ulp_ratio", num(v->ulp_ratio));
+        json_object_set_new(nums, "ulp_gated", json_boolean(v->ulp_gated));
         json_object_set_new(nums, "mean_error_reference", num(v->mean_r));
         json_object_set_new(nums, "mean_error_candidate", num(v->mean_c));
         json_object_set_new(nums, "sign_mean_reference", num(v->sign_r));
@@ -360,9 +362,9 @@ adm_status adm_report_write_html(const adm_report *r, const char *dir)
         xml(&b, row->source);
         puts_(&b, "</td><td>");
         xml(&b, row->candidate);
-        snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>%s</td><td>%.3gx</td><td>%.3gx</td><td>%.3gx</td><td>%.3g</td><td>",
+        snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>%s</td><td>%.3gx</td><td>%.3gx</td><td>%.3gx%s</td><td>%.3g</td><td>",
                  row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio,
-                 v->ulp_ratio, D > 0 ? v->mean_c / D : 0.0);
+                 v->ulp_ratio, v->ulp_gated ? "" : " (not gated)", D > 0 ? v->mean_c / D : 0.0);
         puts_(&b, tmp);
         svg_hist(&b, v);
         puts_(&b, "</td><td>");

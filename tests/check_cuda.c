@@ -113,12 +113,12 @@ START_TEST(test_oracle_agrees)
     adm_op_params p;
     adm_synth_config sc;
     adm_tensor x, w, b;
-    int64_t ws[2] = {768, 1024}, bs[1] = {768}, bad = 0;
+    int64_t ws[2] = {768, 1024}, bs[1] = {768}, bad = 0, bad_cond = 0;
     const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &b};
     adm_oracle_config cfg;
     adm_oracle *cpu, *gpu;
     adm_oracle_result rc, rg;
-    double worst = 0;
+    double worst = 0, worst_cond = 0;
     adm_synth_config_default(&sc);
     sc.tokens = 256;
     sc.channels = 1024;
@@ -133,16 +133,23 @@ START_TEST(test_oracle_agrees)
     ck_assert_int_eq(adm_oracle_eval(cpu, op, &p, in, &rc), ADM_OK);
     ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
     ck_assert(!rc.on_gpu && rg.on_gpu);
+    ck_assert(rc.has_cond && rg.has_cond);
     for (int64_t i = 0; i < adm_tensor_numel(&rc.value); i++) {
         double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
         double bc = ((double *)rc.bound.data)[i], bg = ((double *)rg.bound.data)[i];
+        double cc = ((double *)rc.cond.data)[i], cg = ((double *)rg.cond.data)[i];
         if (fabs(vc - vg) > bc + bg) bad++;
         if (bc + bg > 0) worst = fmax(worst, fabs(vc - vg) / (bc + bg));
+        /* the condition scale: fp32 GEMM of |x| |w| on the CPU, fp64 on the GPU */
+        if (!(fabs(cc - cg) <= 1e-3 * cg)) bad_cond++;
+        if (cg > 0) worst_cond = fmax(worst_cond, fabs(cc - cg) / cg);
     }
     printf("oracle %s: GPU against CPU, %lld elements, max bound cpu %.3g gpu %.3g, worst |diff|/(bounds) %.3g, "
-           "%lld outside\n", params[_i], (long long)adm_tensor_numel(&rc.value), rc.max_bound, rg.max_bound, worst,
-           (long long)bad);
+           "%lld outside; condition scale worst relative difference %.3g, %lld beyond 1e-3\n", params[_i],
+           (long long)adm_tensor_numel(&rc.value), rc.max_bound, rg.max_bound, worst, (long long)bad, worst_cond,
+           (long long)bad_cond);
     ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(bad_cond, 0);
     adm_oracle_result_free(&rc);
     adm_oracle_result_free(&rg);
     adm_oracle_free(cpu);
@@ -185,7 +192,10 @@ START_TEST(test_oracle_elementwise)
     for (int64_t i = 0; i < 65536; i++) {
         double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
         double bc = ((double *)rc.bound.data)[i], bg = ((double *)rg.bound.data)[i];
+        double cc = ((double *)rc.cond.data)[i], cg = ((double *)rg.cond.data)[i];
         if (isnan(vc) || isnan(vg)) { bad += isnan(vc) != isnan(vg); continue; }
+        /* the condition scale: the same formula on both (|value|, |x| + |g y|) */
+        if (!(fabs(cc - cg) <= 1e-12 * cg) && !(isinf(cc) && cc == cg)) bad++;
         if (isinf(vc) || isinf(vg)) { bad += vc != vg; continue; }
         if (fabs(vc - vg) > bc + bg) bad++;
         if (bc + bg > 0) worst = fmax(worst, fabs(vc - vg) / (bc + bg));

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 typedef struct fixture {
-    adm_tensor x, w, b, o, ob;   /* inputs, oracle value and bound */
+    adm_tensor x, w, b, o, ob, oc;   /* inputs, oracle value, bound and condition scale */
     int gelu;
 } fixture;
 
@@ -43,6 +43,7 @@ static void make_fixture(fixture *f, uint64_t seed, int64_t M, int64_t K, int64_
     ck_assert_int_eq(adm_oracle_eval(o, op, &p, in, &r), ADM_OK);
     f->o = r.value;
     f->ob = r.bound;
+    f->oc = r.cond;
     f->gelu = gelu;
     adm_oracle_free(o);
 }
@@ -54,6 +55,7 @@ static void free_fixture(fixture *f)
     adm_tensor_free(&f->b);
     adm_tensor_free(&f->o);
     adm_tensor_free(&f->ob);
+    adm_tensor_free(&f->oc);
 }
 
 static void ref_emu(const fixture *f, adm_gemm_emu *e)
@@ -75,6 +77,7 @@ static void judge(const fixture *f, const adm_tensor *ref, const adm_tensor *can
     else memset(&in, 0, sizeof in), in.n_views = -1;
     in.oracle = &f->o;
     in.bound = &f->ob;
+    in.cond = &f->oc;
     in.oracle_certified = 1;
     in.ref = ref;
     in.cand = cand;
@@ -531,6 +534,7 @@ static void judge_raw(const adm_oracle_result *orc, const adm_tensor *ref, const
     in.n_views = -1;
     in.oracle = &orc->value;
     in.bound = &orc->bound;
+    in.cond = orc->has_cond ? &orc->cond : NULL;
     in.oracle_certified = 1;
     in.ref = ref;
     in.cand = cand;

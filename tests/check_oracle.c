@@ -3,6 +3,7 @@
 #include "adm_capture.h"
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -393,6 +394,299 @@ START_TEST(test_op_mpfr)
 }
 END_TEST
 
+/* ------------------------------------------------------------ the condition scale */
+
+/* The condition scale recomputed independently: long double sums of the
+ * magnitudes of the explicit terms of each element, with the functions'
+ * derivatives by central differences of long double formulas. */
+static long double ld_gelu(long double x, int tanh_)
+{
+    if (tanh_) {
+        long double z = sqrtl(2.0L / 3.14159265358979323846264338327950288L) * (x + 0.044715L * x * x * x);
+        return x / (1.0L + expl(-2.0L * z));
+    }
+    return 0.5L * x * erfcl(-x / sqrtl(2.0L));
+}
+
+static long double ld_silu(long double x, int unused)
+{
+    (void)unused;
+    return x / (1.0L + expl(-x));
+}
+
+static long double ld_chain(long double (*f)(long double, int), int arg, long double z, long double cz)
+{
+    long double h = 1e-7L * (1.0L + fabsl(z)), d = (f(z + h, arg) - f(z - h, arg)) / (2.0L * h), c = fabsl(d) * cz;
+    return c > fabsl(f(z, arg)) ? c : fabsl(f(z, arg));
+}
+
+static long double at_ld(const adm_tensor *t, int64_t i) { return (long double)adm_tensor_get(t, i); }
+
+/* Broadcast value of t (shape bs) at index i of a row-major shape os. */
+static long double at_bcast(const adm_tensor *t, int ondim, const int64_t *os, int64_t i)
+{
+    adm_tensor v;
+    ck_assert_int_eq(adm_tensor_broadcast(t, ondim, os, &v), ADM_OK);
+    return at_ld(&v, i);
+}
+
+static void cond_direct(const op_case *c, const adm_op_params *p, const adm_tensor *const *in, const adm_tensor *out,
+                        long double *cd)
+{
+    const char *op = c->op;
+    int64_t n = adm_tensor_numel(out);
+    const adm_tensor *x = in[0];
+    if (!strcmp(op, "linear") || !strcmp(op, "linear+gelu") || !strcmp(op, "matmul")) {
+        int mm = !strcmp(op, "matmul");
+        int64_t K = x->shape[x->ndim - 1], N = mm ? in[1]->shape[1] : in[1]->shape[0];
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = i / N, j = i % N;
+            long double s = 0, z = 0;
+            for (int64_t k = 0; k < K; k++) {
+                long double t = at_ld(x, r * K + k) * at_ld(in[1], mm ? k * N + j : j * K + k);
+                s += fabsl(t);
+                z += t;
+            }
+            if (!mm && in[2]) {
+                s += fabsl(at_ld(in[2], j));
+                z += at_ld(in[2], j);
+            }
+            cd[i] = !strcmp(op, "linear+gelu") ? ld_chain(ld_gelu, p->gelu_tanh, z, s) : s;
+        }
+    } else if (!strcmp(op, "row_sum") || !strcmp(op, "mean_sq")) {
+        int axis = p->axis < 0 ? p->axis + x->ndim : p->axis;
+        int64_t L = x->shape[axis], inner = 1;
+        for (int d = axis + 1; d < x->ndim; d++) inner *= x->shape[d];
+        for (int64_t i = 0; i < n; i++) {
+            long double s = 0;
+            for (int64_t j = 0; j < L; j++) {
+                long double v = at_ld(x, (i / inner) * L * inner + j * inner + i % inner);
+                s += !strcmp(op, "row_sum") ? fabsl(v) : v * v / (long double)L;
+            }
+            cd[i] = s;
+        }
+    } else if (!strcmp(op, "softmax")) {
+        int axis = p->axis < 0 ? p->axis + x->ndim : p->axis;
+        int64_t L = x->shape[axis], inner = 1;
+        for (int d = axis + 1; d < x->ndim; d++) inner *= x->shape[d];
+        for (int64_t i = 0; i < n; i++) {
+            int64_t base = (i / (L * inner)) * L * inner + i % inner;
+            long double m = -INFINITY, s = 0;
+            for (int64_t j = 0; j < L; j++) m = fmaxl(m, at_ld(x, base + j * inner));
+            for (int64_t j = 0; j < L; j++) s += expl(at_ld(x, base + j * inner) - m);
+            cd[i] = expl(at_ld(x, i) - m) / s;
+        }
+    } else if (!strcmp(op, "scale") || !strcmp(op, "relu") || !strcmp(op, "gelu") || !strcmp(op, "silu") ||
+               !strcmp(op, "swiglu")) {
+        for (int64_t i = 0; i < n; i++) {
+            long double v = at_ld(x, i);
+            if (!strcmp(op, "scale")) v *= (long double)p->factor;
+            else if (!strcmp(op, "relu")) v = v > 0 ? v : 0;
+            else if (!strcmp(op, "gelu")) v = ld_gelu(v, p->gelu_tanh);
+            else if (!strcmp(op, "silu")) v = ld_silu(v, 0);
+            else v = ld_silu(v, 0) * at_ld(in[1], i);
+            cd[i] = fabsl(v);
+        }
+    } else if (!strcmp(op, "gated_residual")) {
+        for (int64_t i = 0; i < n; i++)
+            cd[i] = fabsl(at_ld(x, i)) + fabsl(at_bcast(in[1], x->ndim, x->shape, i) * at_ld(in[2], i));
+    } else if (!strcmp(op, "rmsnorm") || !strcmp(op, "layernorm") || !strcmp(op, "groupnorm")) {
+        int gn = !strcmp(op, "groupnorm"), cl = gn && p->channels_last;
+        int64_t C = gn ? x->shape[cl ? 2 : 1] : x->shape[x->ndim - 1], Lg = gn ? x->shape[cl ? 1 : 2] : 1;
+        int64_t G = gn ? p->groups : 1;
+        for (int64_t i = 0; i < n; i++) {
+            /* the set of i: its row (rms/layer), or its batch and group */
+            int64_t ch, b = 0, g = 0, cnt = 0;
+            long double s1 = 0, s2 = 0, mu, var, sd, w, v, cv;
+            if (gn) {
+                b = i / (C * Lg);
+                ch = cl ? i % C : (i / Lg) % C;
+                g = ch / (C / G);
+                for (int64_t cc = g * (C / G); cc < (g + 1) * (C / G); cc++)
+                    for (int64_t l = 0; l < Lg; l++) {
+                        long double t = at_ld(x, cl ? (b * Lg + l) * C + cc : (b * C + cc) * Lg + l);
+                        s1 += t;
+                        s2 += t * t;
+                        cnt++;
+                    }
+            } else {
+                int64_t r = i / C;
+                ch = i % C;
+                for (int64_t k = 0; k < C; k++) {
+                    long double t = at_ld(x, r * C + k);
+                    s1 += t;
+                    s2 += t * t;
+                    cnt++;
+                }
+            }
+            w = in[1] ? at_ld(in[1], ch) : 1.0L;
+            if (!strcmp(op, "rmsnorm")) {
+                v = at_ld(x, i) / sqrtl(s2 / (long double)cnt + (long double)p->eps) * w;
+                cv = fabsl(v);
+            } else {
+                mu = s1 / (long double)cnt;
+                var = s2 / (long double)cnt - mu * mu;
+                sd = sqrtl(var + (long double)p->eps);
+                v = (at_ld(x, i) - mu) / sd * w;
+                cv = (fabsl(at_ld(x, i)) + fabsl(mu)) / sd * fabsl(w);
+                if (in[2]) {
+                    v += at_ld(in[2], ch);
+                    cv += fabsl(at_ld(in[2], ch));
+                }
+                if (!gn && p->modulate) {
+                    long double sh = at_bcast(in[3], x->ndim, x->shape, i), sc = at_bcast(in[4], x->ndim, x->shape, i);
+                    v = v * (1.0L + sc) + sh;
+                    cv = cv * (1.0L + fabsl(sc)) + fabsl(sh);
+                }
+            }
+            cd[i] = p->silu ? ld_chain(ld_silu, 0, v, cv) : cv;
+        }
+    } else if (!strcmp(op, "attention") || !strcmp(op, "linear_attention")) {
+        int r = x->ndim;
+        int64_t S = x->shape[r - 2], D = x->shape[r - 1], T = in[1]->shape[r - 2], E = in[2]->shape[r - 1];
+        long double sc = p->attn_scale > 0 ? (long double)p->attn_scale : 1.0L / sqrtl((long double)D);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t h = i / (S * E), q = (i / E) % S, e = i % E, tend = p->causal ? (q + 1 < T ? q + 1 : T) : T;
+            long double m = -INFINITY, z = 0, a = 0, s[64];
+            ck_assert_int_le(T, 64);
+            if (!strcmp(op, "attention")) {
+                for (int64_t j = 0; j < tend; j++) {
+                    s[j] = 0;
+                    for (int64_t d = 0; d < D; d++) s[j] += at_ld(x, (h * S + q) * D + d) * at_ld(in[1], (h * T + j) * D + d);
+                    s[j] *= sc;
+                    m = fmaxl(m, s[j]);
+                }
+                for (int64_t j = 0; j < tend; j++) z += expl(s[j] - m);
+                for (int64_t j = 0; j < tend; j++) a += expl(s[j] - m) / z * fabsl(at_ld(in[2], (h * T + j) * E + e));
+            } else {
+                for (int64_t j = 0; j < T; j++) {
+                    long double wj = 0;
+                    for (int64_t d = 0; d < D; d++)
+                        wj += fmaxl(at_ld(x, (h * S + q) * D + d), 0) * fmaxl(at_ld(in[1], (h * T + j) * D + d), 0);
+                    a += wj * fabsl(at_ld(in[2], (h * T + j) * E + e));
+                    z += wj;
+                }
+                a /= z + (long double)p->eps;
+            }
+            cd[i] = a;
+        }
+    } else {
+        ck_abort_msg("no direct condition scale for op %s", op);
+    }
+}
+
+/* The oracle's condition scale agrees with the direct sums of |terms| to
+ * 1e-3 relative (it needs a few bits: the fp32 GEMM of |x| |w| is good to
+ * gamma_K of fp32), and it is at least |value| up to that; quantize has
+ * none. A cond off by a factor 2 (one binade) fails this; the GEMMs' and
+ * GELUs' agree to 3e-7, the rest to 1e-12 or better. */
+START_TEST(test_op_cond)
+{
+    const op_case *c = &op_cases[_i];
+    const adm_op *op = adm_op_find(c->op);
+    adm_op_params p;
+    adm_tensor t[5];
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+    adm_oracle *o;
+    adm_oracle_result r;
+    long double *cd;
+    double worst = 0;
+    int64_t n;
+    memset(t, 0, sizeof t);
+    ck_assert_int_eq(adm_op_params_parse(op, c->params, &p), ADM_OK);
+    for (int i = 0; i < c->n; i++) {
+        if (c->ndim[i] == 0) continue;
+        make_input(c, i, &t[i], (uint64_t)_i + 100);
+        in[i] = &t[i];
+    }
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &r) == ADM_OK, "%s", adm_error_message());
+    n = adm_tensor_numel(&r.value);
+    if (!strcmp(c->op, "quantize")) {
+        ck_assert_int_eq(r.has_cond, 0);
+        ck_assert_ptr_null(r.cond.data);
+    } else {
+        const double *v = r.value.data, *cc = r.cond.data;
+        ck_assert_int_eq(r.has_cond, 1);
+        ck_assert_int_eq(r.cond.dtype, ADM_FP64);
+        ck_assert_int_eq(r.cond.ndim, r.value.ndim);
+        cd = malloc(sizeof *cd * (size_t)n);
+        cond_direct(c, &p, in, &r.value, cd);
+        for (int64_t i = 0; i < n; i++) {
+            double want = (double)cd[i], rel;
+            if (!isfinite(v[i])) continue;
+            ck_assert_msg(isfinite(cc[i]) && cc[i] >= 0, "%s element %lld: cond %g", c->name, (long long)i, cc[i]);
+            /* below 2^-1000 fp64 itself underflows (a GELU tail evaluates to 0) */
+            rel = want > 0x1p-1000 ? fabs(cc[i] - want) / want : (cc[i] <= 0x1p-1000 ? 0 : 1);
+            worst = fmax(worst, rel);
+            ck_assert_msg(rel <= 1e-3, "%s element %lld: cond %.17g, the direct sum of |terms| %.17g (value %g)",
+                          c->name, (long long)i, cc[i], want, v[i]);
+            ck_assert_msg(cc[i] >= fabs(v[i]) * (1 - 1e-3), "%s element %lld: cond %g below |value| %g", c->name,
+                          (long long)i, cc[i], v[i]);
+        }
+        free(cd);
+    }
+    printf("%-26s cond against the direct sums of |terms| over %lld elements: worst relative difference %.3g\n",
+           c->name, (long long)n, worst);
+    adm_oracle_result_free(&r);
+    adm_oracle_free(o);
+    for (int i = 0; i < 5; i++) adm_tensor_free(&t[i]);
+}
+END_TEST
+
+/* The condition scale at the edges: NaN and Inf inputs leave it finite
+ * wherever the value is finite (a row of Infs only where the value is not),
+ * an empty input gives an empty scale, and a cancelling sum gets the sum
+ * of magnitudes, not its tiny value. */
+START_TEST(test_cond_special)
+{
+    const adm_op *lin = adm_op_find("linear"), *rs = adm_op_find("row_sum"), *q = adm_op_find("quantize");
+    adm_op_params p;
+    adm_tensor x, w, e;
+    int64_t xs[2] = {3, 4}, ws[2] = {2, 4}, es[2] = {0, 4};
+    double xv[12] = {1, -1, 2, -2, NAN, 1, 1, 1, 0.5, 0.5, INFINITY, 0.5}, wv[8] = {1, 1, 1, 1, 0.5, 0.25, 0, 1};
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, NULL};
+    adm_oracle *o;
+    adm_oracle_result r;
+    const double *v, *c;
+    ck_assert_int_eq(adm_tensor_from_f64(&x, ADM_BF16, 2, xs, xv, ADM_RNE, 0), ADM_OK);
+    ck_assert_int_eq(adm_tensor_from_f64(&w, ADM_BF16, 2, ws, wv, ADM_RNE, 0), ADM_OK);
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(lin, "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, lin, &p, in, &r), ADM_OK);
+    v = r.value.data;
+    c = r.cond.data;
+    /* row 0 cancels to 0 against w row 0: cond 6; against row 1: 0.5 - 0.25 + 0 - 2 */
+    ck_assert(v[0] == 0 && c[0] == 6.0);
+    ck_assert(v[1] == -1.75 && c[1] == 2.75);
+    ck_assert(isnan(v[2]) && isnan(v[3]));
+    /* Inf times the 0 weight is NaN in the value; the other output is +Inf */
+    ck_assert(isnan(v[5]) && isinf(v[4]));
+    adm_oracle_result_free(&r);
+    ck_assert_int_eq(adm_tensor_from_f64(&e, ADM_BF16, 2, es, xv, ADM_RNE, 0), ADM_OK);
+    in[0] = &e;
+    ck_assert_int_eq(adm_oracle_eval(o, lin, &p, in, &r), ADM_OK);
+    ck_assert_int_eq(r.has_cond, 1);
+    ck_assert_int_eq(adm_tensor_numel(&r.cond), 0);
+    adm_oracle_result_free(&r);
+    in[0] = &x;
+    in[1] = NULL;
+    ck_assert_int_eq(adm_op_params_parse(rs, "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, rs, &p, in, &r), ADM_OK);
+    ck_assert(((double *)r.value.data)[0] == 0 && ((double *)r.cond.data)[0] == 6.0);
+    ck_assert(isnan(((double *)r.value.data)[1]));
+    adm_oracle_result_free(&r);
+    ck_assert_int_eq(adm_op_params_parse(q, "{\"scheme\":\"fp8_e4m3_row\"}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, q, &p, in, &r), ADM_OK);
+    ck_assert_int_eq(r.has_cond, 0);
+    adm_oracle_result_free(&r);
+    adm_oracle_free(o);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&e);
+}
+END_TEST
+
 /* A deliberately wrong (halved) bound is caught: row_sum of 1 followed by
  * 2^-53's, each of which a running sum rounds away, has an error of n-1
  * units against a bound of about n+1: the checks pass the real bound and
@@ -529,6 +823,10 @@ static Suite *oracle_suite(void)
     tcase_add_test(tc, test_halved_bound);
     tcase_add_test(tc, test_sharpness);
     tcase_add_test(tc, test_views);
+    tcase_add_test(tc, test_cond_special);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Cond");
+    tcase_add_loop_test(tc, test_op_cond, 0, (int)(sizeof op_cases / sizeof op_cases[0]));
     suite_add_tcase(s, tc);
     tc = tcase_create("Elementwise");
     tcase_set_timeout(tc, 900);
