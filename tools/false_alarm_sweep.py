@@ -239,7 +239,8 @@ def main(argv=None):
     by_class = collections.OrderedDict()
     for fam in fams:
         for c in fam.candidates.values():
-            by_class.setdefault(c.cls, [])
+            if env.dry_run or c.run is not None:   # not the dry run's stand-ins in a real run
+                by_class.setdefault(c.cls, [])
     for r in rows:
         by_class.setdefault(r["class"], []).append(r)
     admit_version = next((r["admit_version"] for r in rows), "?")
