@@ -191,6 +191,13 @@ typedef struct adm_run_result {
  * 5 subnormals, 6 near overflow, 7 empty M = 0) of x, owned. */
 adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out);
 
+/* ADM_OK when the inputs (aligned with the op's input list, NULL for an
+ * absent one) fit the op under these parameters, else ADM_ERR_SHAPE saying
+ * which input is missing, extra or of the wrong shape. adm_harness_run
+ * checks it before any implementation reads an input. */
+adm_status adm_harness_check_inputs(const struct adm_op *op, const struct adm_op_params *p,
+                                    const adm_tensor *const *inputs);
+
 adm_status adm_harness_run(const struct adm_op *op, const struct adm_op_params *p, const adm_tensor *const *inputs,
                            const struct adm_impl *ref, const struct adm_impl *cand, const adm_reader *reader,
                            const adm_gate_config *gcfg, adm_run_result *out);

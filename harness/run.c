@@ -109,6 +109,25 @@ static adm_status make_view(const adm_tensor *x, int k, adm_tensor *storage, adm
     }
 }
 
+adm_status adm_harness_check_inputs(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs)
+{
+    adm_op_shapes sh;
+    int nd;
+    int64_t shape[ADM_MAX_DIMS];
+    memset(&sh, 0, sizeof sh);
+    for (int i = 0; i < adm_op_input_count(op); i++) {
+        if (!inputs[i]) continue;
+        sh.present[i] = 1;
+        sh.ndim[i] = inputs[i]->ndim;
+        memcpy(sh.shape[i], inputs[i]->shape, sizeof(int64_t) * (size_t)inputs[i]->ndim);
+    }
+    if (adm_op_output_shape(op, p, &sh, &nd, shape) != ADM_OK) {
+        adm_error_prefix("the inputs do not fit op '%s' with these parameters: ", adm_op_name(op));
+        return ADM_ERR_SHAPE;
+    }
+    return ADM_OK;
+}
+
 static const char *view_names[4] = {"transposed", "strided", "offset", "broadcast"};
 
 adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
@@ -132,6 +151,9 @@ adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_t
     memset(pc, 0, sizeof pc);
     memset(probe_in, 0, sizeof probe_in);
     memset(&orc, 0, sizeof orc);
+    /* a parameter set elsewhere (a fusion table's "params") may ask for
+     * inputs the capture lacks */
+    if ((st = adm_harness_check_inputs(op, p, inputs)) != ADM_OK) return st;
     if ((st = ref->run(ref, p, inputs, &r)) != ADM_OK) {
         adm_error_prefix("reference '%s' refuses the capture's inputs: ", ref->name);
         return st;

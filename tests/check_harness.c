@@ -706,6 +706,54 @@ START_TEST(test_seed_table)
 }
 END_TEST
 
+/* Parameters that ask for inputs the capture lacks, or a shape that does
+ * not fit (a fusion table's "params" over a capture's own): refused with
+ * ADM_ERR_SHAPE before any implementation reads an input (R1). */
+typedef struct misfit_case {
+    const char *op, *params, *ref, *cand, *needle;
+    int64_t channels;       /* of x; the capture's inputs are x [8, C] and, by op, weight/bias [C] */
+} misfit_case;
+
+static const misfit_case misfit_cases[] = {
+    {"layernorm", "{\"modulate\":true}", "eager", "fused_affine_folded", "input 'shift' is required", 32},
+    {"groupnorm", "{\"groups\":3}", "eager", "fused_twopass", "groups", 32},
+    {"groupnorm", "{\"groups\":2,\"channels_last\":false}", "eager", "fused_twopass", "input 'weight' has shape", 8},
+};
+
+START_TEST(test_params_misfit)
+{
+    const misfit_case *t = &misfit_cases[_i];
+    const adm_op *op = adm_op_find(t->op);
+    adm_op_params p;
+    int64_t xs3[3] = {1, 64, t->channels}, vs[1] = {t->channels};
+    adm_tensor x, wt, bs;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+    adm_run_result rr;
+    int gn = !strcmp(t->op, "groupnorm");
+    ck_assert_ptr_nonnull(op);
+    ck_assert_int_eq(adm_synth_gaussian(11, 1.0, ADM_BF16, gn ? 3 : 2, gn ? xs3 : xs3 + 1, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(12, 1.0, ADM_BF16, 1, vs, &wt), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(13, 0.1, ADM_BF16, 1, vs, &bs), ADM_OK);
+    in[0] = &x;
+    if (gn) {
+        in[adm_op_input_index(op, "weight")] = &wt;
+        in[adm_op_input_index(op, "bias")] = &bs;
+    }
+    ck_assert_int_eq(adm_op_params_parse(op, t->params, &p), ADM_OK);
+    ck_assert_int_eq(adm_harness_check_inputs(op, &p, in), ADM_ERR_SHAPE);
+    ck_assert_int_eq(adm_harness_run(op, &p, in, adm_impl_find(t->op, t->ref), adm_impl_find(t->op, t->cand), NULL,
+                                     NULL, &rr), ADM_ERR_SHAPE);
+    ck_assert_msg(strstr(adm_error_message(), t->needle), "%s", adm_error_message());
+    ck_assert_ptr_nonnull(strstr(adm_error_message(), "do not fit op"));
+    /* the capture's own parameters fit */
+    ck_assert_int_eq(adm_op_params_parse(op, gn ? "{\"groups\":2,\"channels_last\":true}" : "{}", &p), ADM_OK);
+    ck_assert_msg(adm_harness_check_inputs(op, &p, in) == ADM_OK, "%s", adm_error_message());
+    adm_tensor_free(&x);
+    adm_tensor_free(&wt);
+    adm_tensor_free(&bs);
+}
+END_TEST
+
 START_TEST(test_tiers_and_config)
 {
     adm_tier t;
@@ -734,6 +782,7 @@ static Suite *harness_suite(void)
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_faults);
     tcase_add_test(tc, test_judge_nomem);
+    tcase_add_loop_test(tc, test_params_misfit, 0, (int)(sizeof misfit_cases / sizeof misfit_cases[0]));
     suite_add_tcase(s, tc);
     tc = tcase_create("SeedTable");
     tcase_set_timeout(tc, 300);
