@@ -46,15 +46,22 @@ static void list_impls(void)
     }
 }
 
-/* Judges cand against ref on every capture; the worst verdict counts. */
+/* Which part of a table entry an error of measure() comes from. */
+typedef struct where_ {
+    const char *field;   /* "captures", "params", "reference", "candidate"; NULL: the entry */
+    int capture;         /* the index into "captures" */
+} where_;
+
+/* Judges cand against ref on every capture; the worst verdict counts. On
+ * failure *at says which input was at fault. */
 static adm_status measure(const char *source, const char *label, const char *want_op, const char *const *captures, int ncap,
                           const char *params_override, const char *ref_spec, const char *cand_spec,
-                          const adm_reader *reader, adm_report *rep, const adm_tier *claim, adm_tier *measured)
+                          const adm_reader *reader, adm_report *rep, const adm_tier *claim, adm_tier *measured,
+                          where_ *at)
 {
     adm_verdict worst;
     int64_t refined = 0;
     int have = 0;
-    char *params_text = NULL;
     *measured = ADM_TIER_EXACT;
     memset(&worst, 0, sizeof worst);
     for (int k = 0; k < ncap; k++) {
@@ -65,6 +72,8 @@ static adm_status measure(const char *source, const char *label, const char *wan
         const adm_impl *ref = NULL, *cand = NULL;
         adm_run_result rr;
         adm_status st;
+        at->field = "captures";
+        at->capture = k;
         if ((st = adm_capture_read(captures[k], &cap)) != ADM_OK || (st = adm_capture_validate(cap)) != ADM_OK)
             goto fail;
         op = adm_op_find(adm_capture_op(cap));
@@ -78,24 +87,29 @@ static adm_status measure(const char *source, const char *label, const char *wan
                           adm_capture_op(cap));
             goto fail;
         }
-        free(params_text);
-        params_text = NULL;
-        {
-            const char *t = params_override ? params_override : adm_capture_params(cap);
-            params_text = malloc(strlen(t) + 1);
-            if (!params_text) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto fail; }
-            strcpy(params_text, t);
-        }
-        if ((st = adm_op_params_parse(op, params_text, &p)) != ADM_OK) goto fail;
-        for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(cap, adm_op_input_name(op, i));
-        if ((st = adm_impl_resolve(adm_op_name(op), ref_spec, &ref)) != ADM_OK ||
-            (st = adm_impl_resolve(adm_op_name(op), cand_spec, &cand)) != ADM_OK)
+        if (params_override) at->field = "params";
+        if ((st = adm_op_params_parse(op, params_override ? params_override : adm_capture_params(cap), &p)) != ADM_OK)
             goto fail;
+        for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(cap, adm_op_input_name(op, i));
+        /* the parameters against this capture's inputs (R1: an override the
+         * capture's inputs cannot satisfy) */
+        if ((st = adm_harness_check_inputs(op, &p, in)) != ADM_OK) {
+            adm_error_prefix("%s: ", captures[k]);
+            goto fail;
+        }
+        at->field = "reference";
+        if ((st = adm_impl_resolve(adm_op_name(op), ref_spec, &ref)) != ADM_OK) goto fail;
+        at->field = "candidate";
+        if ((st = adm_impl_resolve(adm_op_name(op), cand_spec, &cand)) != ADM_OK) goto fail;
+        at->field = "captures";
         st = adm_harness_run(op, &p, in, ref, cand, reader, NULL, &rr);
         adm_plugin_free(ref);
         adm_plugin_free(cand);
         ref = cand = NULL;
-        if (st != ADM_OK) goto fail;
+        if (st != ADM_OK) {
+            adm_error_prefix("%s: ", captures[k]);
+            goto fail;
+        }
         if (!have || rr.verdict.tier > worst.tier ||
             (rr.verdict.tier == worst.tier && rr.verdict.rms_ratio > worst.rms_ratio))
             worst = rr.verdict;
@@ -107,11 +121,9 @@ static adm_status measure(const char *source, const char *label, const char *wan
         adm_plugin_free(ref);
         adm_plugin_free(cand);
         adm_capture_free(cap);
-        free(params_text);
-        if (adm_error_code() == st) adm_error_prefix("%s: ", source);
         return st;
     }
-    free(params_text);
+    at->field = NULL;
     if (!have) return ADM_FAIL(ADM_ERR_INVALID, "%s: no captures to measure on", source);
     *measured = worst.tier;
     return adm_report_add(rep, source, label, cand_spec, &worst, refined, claim);
@@ -166,7 +178,10 @@ int adm_cmd_run(int argc, char **argv)
         for (int c = 0; c < ncl; c++)
             if (!strcmp(claim_names[c], cands[k])) claim = &claim_tiers[c];
         adm_cli_progress(k + 1, nc, cands[k]);
-        if (measure(capture, "run", NULL, caps, 1, NULL, ref, cands[k], &reader, rep, claim, &measured) != ADM_OK) {
+        where_ at;
+        if (measure(capture, "run", NULL, caps, 1, NULL, ref, cands[k], &reader, rep, claim, &measured, &at) != ADM_OK) {
+            if (at.field && !strcmp(at.field, "reference")) adm_error_prefix("--reference: ");
+            else if (at.field && !strcmp(at.field, "candidate")) adm_error_prefix("--candidate: ");
             rc = adm_cli_fail();
             goto done;
         }
@@ -230,7 +245,13 @@ static adm_status schema_error(const char *file, const char *text, int entry, co
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    locate(text, entry, field, &line, &col);
+    {
+        /* the key is the field up to an index ("captures[2]": "captures") */
+        char key[64];
+        snprintf(key, sizeof key, "%s", field ? field : "");
+        key[strcspn(key, "[")] = '\0';
+        locate(text, entry, field ? key : NULL, &line, &col);
+    }
     return ADM_FAIL(ADM_ERR_JSON, "%s:%d:%d: fusions[%d]%s%s: %s", file, line, col, entry, field ? "." : "",
                     field ? field : "", msg);
 }
@@ -410,10 +431,18 @@ int adm_cmd_table(int argc, char **argv)
                 goto done;
             }
         }
-        if (measure(name, opname, opname, cpaths, ncap, ptext, ref, cand, &reader, rep, &declared, &measured) != ADM_OK) {
-            free(ptext);
-            rc = adm_cli_fail();
-            goto done;
+        {
+            where_ at;
+            if (measure(name, opname, opname, cpaths, ncap, ptext, ref, cand, &reader, rep, &declared, &measured, &at) !=
+                ADM_OK) {
+                char label[64], msg[1024];
+                snprintf(msg, sizeof msg, "%s", adm_error_message());
+                if (at.field && !strcmp(at.field, "captures")) snprintf(label, sizeof label, "captures[%d]", at.capture);
+                else snprintf(label, sizeof label, "%s", at.field ? at.field : "");
+                free(ptext);
+                rc = adm_cli_fail_with(schema_error(file, text, (int)i, at.field ? label : NULL, "entry '%s': %s", name, msg));
+                goto done;
+            }
         }
         free(ptext);
     }

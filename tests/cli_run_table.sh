@@ -64,6 +64,25 @@ expect 2 "non-empty array" -- "$admit" table "$work/bad5.json"
 printf '{"fusions": [{"name": "a", "op": "linear", "reference": "eager", "candidate": "splitk_fp32", "declared": "high", "captures": ["nowhere.h5"]}]}\n' > "$work/bad6.json"
 expect 2 "nowhere.h5: cannot open" -- "$admit" table "$work/bad6.json" --json "$work/never.json"
 [ -e "$work/never.json" ] && { echo "FAIL: a refused table wrote a report"; fails=$((fails + 1)); }
+# An entry's "params" the capture's inputs cannot satisfy (R1: modulate on a
+# layernorm capture without shift/scale crashed), and errors found while
+# measuring an entry name the table file, the line and the field (R9).
+"$admit" capture synth -o "$work/ln.h5" --op layernorm --params '{}' --tokens 8 --channels 32 --with-outputs >/dev/null
+printf '{"fusions":[{"name":"ln","op":"layernorm","reference":"eager","candidate":"fused_affine_folded",\n "declared":"lossless","params":{"modulate":true},"captures":["ln.h5"]}]}\n' > "$work/r1.json"
+expect 2 "r1.json:2:24: fusions[0].params: entry 'ln': $work/ln.h5: the inputs do not fit op 'layernorm'" \
+    "input 'shift' is required when 'modulate' is true" -- "$admit" table "$work/r1.json"
+"$admit" capture synth -o "$work/rms.h5" --op rmsnorm --tokens 8 --channels 32 --with-outputs >/dev/null
+"$admit" capture synth -o "$work/gn.h5" --op groupnorm --params '{"groups":2,"channels_last":true}' --tokens 64 --channels 8 --with-outputs >/dev/null
+printf '{"fusions":[{"name":"my_entry","op":"rmsnorm",\n "reference":"nope","candidate":"fused_fp32","declared":"lossless","captures":["rms.h5"]}]}\n' > "$work/r9a.json"
+expect 2 "r9a.json:2:2: fusions[0].reference: entry 'my_entry': op 'rmsnorm' has no implementation 'nope'" -- "$admit" table "$work/r9a.json"
+printf '{"fusions":[{"name":"gn_entry","op":"groupnorm","reference":"eager","candidate":"fused_twopass","declared":"lossless",\n "params":{"groups":2,"channels_last":false},"captures":["gn.h5"]}]}\n' > "$work/r9b.json"
+expect 2 "r9b.json:2:2: fusions[0].params: entry 'gn_entry': $work/gn.h5: the inputs do not fit" "input 'weight' has shape [8], expected [64]" \
+    -- "$admit" table "$work/r9b.json"
+printf '{"fusions":[{"name":"two","op":"rmsnorm","reference":"eager","candidate":"fused_fp32","declared":"lossless",\n "captures":["rms.h5",\n "gn.h5"]}]}\n' > "$work/r9c.json"
+expect 2 "r9c.json:2:2: fusions[0].captures[1]: entry 'two': $work/gn.h5: the capture's op is 'groupnorm', the entry's 'rmsnorm'" \
+    -- "$admit" table "$work/r9c.json"
+expect 2 "--reference: op 'rmsnorm' has no implementation 'nope'" -- "$admit" run "$work/rms.h5" --reference nope --candidate fused_fp32
+
 # Not a regular file (R2): a FIFO as the table, as a capture of an entry,
 # as a plugin: refused at once.
 mkfifo "$work/fifo.json" "$work/fifo.h5" "$work/fifo.so"
