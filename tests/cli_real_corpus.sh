@@ -7,6 +7,7 @@
 # is not listed, when a manifest is a dry run's, or when any verdict
 # differs from the manifest's.
 # Usage: cli_real_corpus.sh ADMIT WORKDIR SRCDIR [CORPUS_DIR [--allow-dry-run]]
+# (PYTHON in the environment names another python3 than /usr/bin/python3.)
 set -u
 admit=$1 work=$2 src=$3
 corpus=${4:-$src/captures/real}
@@ -16,7 +17,7 @@ if [ ! -e "$corpus/MANIFEST.json" ]; then
     echo "SKIP: no $corpus/MANIFEST.json (the corpus is made on a GPU by tools/make_real_corpus.py)"
     exit 77
 fi
-exec /usr/bin/python3 - "$admit" "$corpus" "$work" "$allow" <<'PY'
+exec "${PYTHON:-/usr/bin/python3}" - "$admit" "$corpus" "$work" "$allow" <<'PY'
 import json, os, subprocess, sys
 
 admit, corpus, work, allow = sys.argv[1:5]
