@@ -517,6 +517,83 @@ static adm_status storage_ok(adm_dtype dt, hid_t ft, hid_t *mt, const char *wher
     }
 }
 
+/* The largest ratio of raw to stored bytes a dataset may claim: deflate's
+ * limit is 1032:1 (258-byte matches in 2 bits); shuffle and fletcher32 do
+ * not compress. */
+#define MAX_FILTER_RATIO 1100
+
+/* Whether the file can actually hold the raw bytes a dataset declares,
+ * checked before they are allocated: every chunk written (an unwritten
+ * chunk reads as fill values, so a 20 KB file could declare 16 GiB), the
+ * storage within the file's size, and no more expansion than the filters
+ * can give. Virtual datasets and external raw storage are refused: a
+ * capture is one self-contained file. */
+static adm_status storage_holds(hid_t d, const hsize_t *dims, int ndim, int64_t raw, const char *where)
+{
+    hid_t dcpl = H5Dget_create_plist(d), fid = H5Iget_file_id(d);
+    H5D_layout_t lay = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+    hsize_t stored = H5Dget_storage_size(d), fsize = 0;
+    int nfilters = 0;
+    adm_status st = ADM_OK;
+    if (fid < 0 || H5Fget_filesize(fid, &fsize) < 0) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: the size of its file cannot be read", where);
+        goto done;
+    }
+    switch (lay) {
+    case H5D_COMPACT:
+        break;
+    case H5D_CONTIGUOUS:
+        if (H5Pget_external_count(dcpl) != 0) {
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: its data lives in external files; a capture must be one "
+                          "self-contained file", where);
+            goto done;
+        }
+        break;
+    case H5D_CHUNKED: {
+        hsize_t cd[ADM_MAX_DIMS], want = 1, have = 0;
+        if (H5Pget_chunk(dcpl, ndim, cd) != ndim) {
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: its chunk shape cannot be read", where);
+            goto done;
+        }
+        for (int i = 0; i < ndim; i++) want *= cd[i] ? (dims[i] + cd[i] - 1) / cd[i] : 0;
+        hid_t fs = H5Dget_space(d);
+        herr_t rc = fs >= 0 ? H5Dget_num_chunks(d, fs, &have) : -1;
+        if (fs >= 0) H5Sclose(fs);
+        if (rc < 0) {
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: its chunk index cannot be read (corrupt file)", where);
+            goto done;
+        }
+        if (have < want) {
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: %llu of its %llu chunks are written; a capture's datasets must hold "
+                          "all their elements (the rest would read as fill values)", where,
+                          (unsigned long long)have, (unsigned long long)want);
+            goto done;
+        }
+        nfilters = H5Pget_nfilters(dcpl);
+        break;
+    }
+    default:
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: virtual or unknown storage layout; a capture's datasets must be "
+                      "compact, contiguous or chunked", where);
+        goto done;
+    }
+    if (stored > fsize) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: claims %llu bytes of storage in a file of %llu bytes (corrupt file)", where,
+                      (unsigned long long)stored, (unsigned long long)fsize);
+    } else if (nfilters <= 0 && stored < (hsize_t)raw) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: holds %llu bytes of the %lld its shape needs (unwritten or truncated data)",
+                      where, (unsigned long long)stored, (long long)raw);
+    } else if (nfilters > 0 && stored < (hsize_t)(raw / MAX_FILTER_RATIO)) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: %llu stored bytes cannot hold the %lld its shape needs (more than "
+                      "%d:1, beyond what deflate gives)", where, (unsigned long long)stored, (long long)raw,
+                      MAX_FILTER_RATIO);
+    }
+done:
+    if (fid >= 0) H5Fclose(fid);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    return st;
+}
+
 /* Reads the dataset at path (relative to loc) into an owned tensor. */
 static adm_status read_dataset(hid_t loc, const char *path, const char *where, adm_tensor *out)
 {
@@ -574,6 +651,8 @@ static adm_status read_dataset(hid_t loc, const char *path, const char *where, a
                       (long long)(numel * adm_format_get(dt)->storage_bytes), (long long)max_tensor_bytes());
         goto done;
     }
+    if (numel > 0 && (st = storage_holds(d, dims, ndim, numel * adm_format_get(dt)->storage_bytes, where)) != ADM_OK)
+        goto done;
     if ((st = adm_tensor_alloc(&t, dt, ndim, shape)) != ADM_OK) {
         adm_error_prefix("%s: ", where);
         goto done;

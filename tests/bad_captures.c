@@ -24,6 +24,9 @@ const adm_bad_case adm_bad_cases[] = {
     {"null_space.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "null dataspace"},
     {"external_link.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "external"},
     {"dangling_soft.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/ghost'", "dangling"},
+    {"unwritten_chunks.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/fused'", "0 of its 4096 chunks are written"},
+    {"partial_chunks.h5", 0, ADM_ERR_FORMAT, "dataset '/reference'", "1 of its 2 chunks are written"},
+    {"unwritten_contiguous.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "holds 0 bytes of the 64"},
     {"bad_fp4.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/fp4'", "not a 4-bit fp4_e2m1 pattern"},
     {"oracle_fp32.h5", 0, ADM_ERR_FORMAT, "dataset '/oracle'", "expected fp64"},
     {"refused_and_ref.h5", 0, ADM_ERR_FORMAT, "group '/special/nan'", "both"},
@@ -233,6 +236,44 @@ adm_status adm_make_bad_captures(const char *dir)
         H5Fclose(f);
         f = edit(dir, base, "null_space.h5");
         put_dataset(f, "/inputs/x", H5T_STD_U16LE, -1, NULL, NULL, "bf16");
+        H5Fclose(f);
+    }
+    {
+        /* R3: a small file declaring 512 MiB in chunks that were never
+         * written, one of two chunks written, a contiguous dataset never
+         * written: refused before the memory is allocated */
+        hsize_t big[1] = {(hsize_t)1 << 28}, chunk[1] = {(hsize_t)1 << 16}, d2[2] = {4, 6}, c2[2] = {2, 6};
+        hsize_t d8[2] = {4, 8}, start[2] = {0, 0};
+        uint16_t half[12] = {0};
+        hid_t sp, dcpl, d, ms;
+        f = edit(dir, base, "unwritten_chunks.h5");
+        H5Ldelete(f, "/candidates/fused", H5P_DEFAULT);
+        sp = H5Screate_simple(1, big, NULL);
+        dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(dcpl, 1, chunk);
+        d = H5Dcreate2(f, "/candidates/fused", H5T_STD_U16LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        set_str(d, "dtype", "bf16");
+        H5Dclose(d);
+        H5Pclose(dcpl);
+        H5Sclose(sp);
+        H5Fclose(f);
+        f = edit(dir, base, "partial_chunks.h5");
+        H5Ldelete(f, "/reference", H5P_DEFAULT);
+        sp = H5Screate_simple(2, d2, NULL);
+        dcpl = H5Pcreate(H5P_DATASET_CREATE);
+        H5Pset_chunk(dcpl, 2, c2);
+        d = H5Dcreate2(f, "/reference", H5T_STD_U16LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        ms = H5Screate_simple(2, c2, NULL);
+        H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, c2, NULL);
+        H5Dwrite(d, H5T_NATIVE_UINT16, ms, sp, H5P_DEFAULT, half);
+        set_str(d, "dtype", "bf16");
+        H5Sclose(ms);
+        H5Dclose(d);
+        H5Pclose(dcpl);
+        H5Sclose(sp);
+        H5Fclose(f);
+        f = edit(dir, base, "unwritten_contiguous.h5");
+        put_dataset(f, "/inputs/x", H5T_STD_U16LE, 2, d8, NULL, "bf16");
         H5Fclose(f);
     }
     f = edit(dir, base, "external_link.h5");
