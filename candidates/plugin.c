@@ -88,6 +88,7 @@ adm_status adm_plugin_load(const char *path, const char *name, const adm_impl **
     const adm_plugin_kernel *k;
     plugin_impl *pi;
     *out = NULL;
+    ADM_TRY(adm_name_check("plugin kernel name", name));
     /* dlopen of a FIFO blocks; a path without '/' is looked up by the
      * loader in the library path, not here */
     if (strchr(path, '/') && adm_file_check_regular(path, "the plugin") != ADM_OK) {

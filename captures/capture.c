@@ -48,21 +48,7 @@ static adm_status list_push(adm_entry_list *l, const char *name, adm_tensor *t)
     return ADM_OK;
 }
 
-static adm_status check_name(const char *name)
-{
-    size_t n = name ? strlen(name) : 0;
-    if (n == 0 || n > NAME_MAX_LEN)
-        return ADM_FAIL(ADM_ERR_INVALID, "tensor name '%s' must have 1 to %d characters",
-                        name ? name : "", NAME_MAX_LEN);
-    for (size_t i = 0; i < n; i++) {
-        char ch = name[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '_' || ch == '-' || ch == '.' || ch == '+'))
-            return ADM_FAIL(ADM_ERR_INVALID,
-                            "tensor name '%s' may hold only letters, digits and _ - . +", name);
-    }
-    return ADM_OK;
-}
+static adm_status check_name(const char *name) { return adm_name_check("tensor name", name); }
 
 void adm_capture_free(adm_capture *c)
 {
@@ -754,6 +740,12 @@ static adm_status read_group(hid_t loc, const char *file, const char *prefix, co
         adm_tensor t;
         char dwhere[640];
         snprintf(dwhere, sizeof dwhere, "%s: dataset '%s/%s/%s'", file, prefix, gname, names[i]);
+        /* names travel into reports and claims: the format's alphabet */
+        if ((st = check_name(names[i])) != ADM_OK) {
+            adm_error_prefix("%s: ", dwhere);
+            st = ADM_ERR_FORMAT;
+            break;
+        }
         if ((st = link_kind_ok(g, names[i], dwhere)) != ADM_OK) break;
         if ((st = read_dataset(g, names[i], dwhere, &t)) != ADM_OK) break;
         if ((st = list_push(list, names[i], &t)) != ADM_OK) adm_tensor_free(&t);

@@ -41,6 +41,10 @@ int adm_cmd_replay(int argc, char **argv)
                 if (ncl == MAX_CLAIMS) { rc = adm_cli_usage_error("--claim: at most %d claims", MAX_CLAIMS); goto done; }
                 if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
                 ncl++;
+                if (adm_name_check("--claim: candidate name", claim_names[ncl - 1]) != ADM_OK) {
+                    rc = adm_cli_fail();
+                    goto done;
+                }
             } else {
                 rc = adm_cli_usage_error("replay: unknown option '%s'", a);
                 goto done;

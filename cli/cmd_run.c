@@ -390,6 +390,10 @@ int adm_cmd_table(int argc, char **argv)
                     goto done;
                 }
         }
+        if (adm_name_check("entry name", name) != ADM_OK) {
+            rc = adm_cli_fail_with(schema_error(file, text, (int)i, "name", "%s", adm_error_message()));
+            goto done;
+        }
         if (!(op = adm_op_find(opname))) {
             rc = adm_cli_fail_with(schema_error(file, text, (int)i, "op", "'%s' is not in the catalog", opname));
             goto done;

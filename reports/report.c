@@ -112,7 +112,10 @@ void adm_report_print(const adm_report *r, FILE *f)
         const adm_verdict *v = &row->verdict;
         double D = fmax(v->rms_r, v->rms_round);
         int first = 1;
-        fprintf(f, "%-30.30s %-22.22s %-9s %-9s %7.3gx %7.3gx %7.3gx %8.2g  ", base(row->source), row->candidate,
+        char src[256], cand[256];
+        adm_text_escape(src, sizeof src, base(row->source));
+        adm_text_escape(cand, sizeof cand, row->candidate);
+        fprintf(f, "%-30.30s %-22.22s %-9s %-9s %7.3gx %7.3gx %7.3gx %8.2g  ", src, cand,
                 row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio,
                 v->ulp_ratio, D > 0 ? v->mean_c / D : 0.0);
         for (int g = 1; g < ADM_GATE_COUNT; g++) {
@@ -151,20 +154,37 @@ adm_status adm_write_atomic(const char *path, const char *data, size_t len)
 
 static json_t *num(double x) { return isfinite(x) ? json_real(x) : json_null(); }
 
+/* A JSON string for any text: jansson refuses malformed UTF-8 (json_string
+ * returns NULL and the field would silently vanish), so such text goes in
+ * escaped (adm_text_escape); control characters are JSON-escaped by jansson. */
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+    char *buf;
+    size_t need;
+    if (j) return j;
+    need = adm_text_escape(NULL, 0, s);
+    if (!(buf = malloc(need + 1))) return NULL;
+    adm_text_escape(buf, need + 1, s);
+    j = json_string(buf);
+    free(buf);
+    return j;
+}
+
 adm_status adm_report_write_json(const adm_report *r, const char *path)
 {
     json_t *root = json_object(), *arr = json_array();
     char *text;
     adm_status st;
     json_object_set_new(root, "admit_version", json_string(ADM_VERSION_STRING));
-    json_object_set_new(root, "title", json_string(r->title));
+    json_object_set_new(root, "title", jstr(r->title));
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
         json_t *o = json_object(), *nums = json_object(), *gates = json_array(), *orc = json_object();
-        json_object_set_new(o, "source", json_string(row->source));
-        json_object_set_new(o, "op", json_string(row->op));
-        json_object_set_new(o, "candidate", json_string(row->candidate));
+        json_object_set_new(o, "source", jstr(row->source));
+        json_object_set_new(o, "op", jstr(row->op));
+        json_object_set_new(o, "candidate", jstr(row->candidate));
         json_object_set_new(o, "verdict", json_string(adm_tier_name(v->tier)));
         json_object_set_new(o, "claim", row->has_claim ? json_string(adm_tier_name(row->claim)) : json_null());
         json_object_set_new(o, "claim_holds", json_boolean(!adm_report_claim_violated(row)));
@@ -215,7 +235,7 @@ adm_status adm_report_write_json(const adm_report *r, const char *path)
             json_object_set_new(go, "gate", json_string(adm_gate_name(g)));
             json_object_set_new(go, "applicable", json_boolean(v->gate[g].applicable));
             json_object_set_new(go, "passed", json_boolean(v->gate[g].passed));
-            json_object_set_new(go, "reason", json_string(v->gate[g].reason));
+            json_object_set_new(go, "reason", jstr(v->gate[g].reason));
             json_array_append_new(gates, go);
         }
         json_object_set_new(o, "gates", gates);
@@ -250,17 +270,29 @@ static void put(sbuf *b, const char *s, size_t n)
 
 static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
 
-static void xml(sbuf *b, const char *s)
+/* XML (and HTML) text: control characters and malformed UTF-8 escaped
+ * first (XML 1.0 allows neither, even as character references), then the
+ * markup characters. */
+static void xml(sbuf *b, const char *raw)
 {
-    for (; *s; s++) {
+    char small[512], *buf = small;
+    const char *s;
+    size_t need = adm_text_escape(small, sizeof small, raw);
+    if (need >= sizeof small) {
+        if (!(buf = malloc(need + 1))) { b->oom = 1; return; }
+        adm_text_escape(buf, need + 1, raw);
+    }
+    for (s = buf; *s; s++) {
         switch (*s) {
         case '&': puts_(b, "&amp;"); break;
         case '<': puts_(b, "&lt;"); break;
         case '>': puts_(b, "&gt;"); break;
         case '"': puts_(b, "&quot;"); break;
+        case '\'': puts_(b, "&#39;"); break;
         default: put(b, s, 1);
         }
     }
+    if (buf != small) free(buf);
 }
 
 adm_status adm_report_write_junit(const adm_report *r, const char *path)

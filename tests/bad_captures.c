@@ -27,6 +27,9 @@ const adm_bad_case adm_bad_cases[] = {
     {"unwritten_chunks.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/fused'", "0 of its 4096 chunks are written"},
     {"partial_chunks.h5", 0, ADM_ERR_FORMAT, "dataset '/reference'", "1 of its 2 chunks are written"},
     {"unwritten_contiguous.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "holds 0 bytes of the 64"},
+    {"name_space.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/a b'", "may hold only letters, digits and _ - . +"},
+    {"name_not_utf8.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/cand\\xff\\xfe'", "may hold only letters"},
+    {"name_control.h5", 0, ADM_ERR_FORMAT, "'/special/nan\\x01x'", "may hold only letters"},
     {"bad_fp4.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/fp4'", "not a 4-bit fp4_e2m1 pattern"},
     {"oracle_fp32.h5", 0, ADM_ERR_FORMAT, "dataset '/oracle'", "expected fp64"},
     {"refused_and_ref.h5", 0, ADM_ERR_FORMAT, "group '/special/nan'", "both"},
@@ -276,6 +279,16 @@ adm_status adm_make_bad_captures(const char *dir)
         put_dataset(f, "/inputs/x", H5T_STD_U16LE, 2, d8, NULL, "bf16");
         H5Fclose(f);
     }
+    /* R4: names outside the format's alphabet, as h5py can write them */
+    f = edit(dir, base, "name_space.h5");
+    H5Lmove(f, "/candidates/fused", f, "/candidates/a b", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    f = edit(dir, base, "name_not_utf8.h5");
+    H5Lmove(f, "/candidates/fused", f, "/candidates/cand\xff\xfe", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    f = edit(dir, base, "name_control.h5");
+    H5Lmove(f, "/special/nan", f, "/special/nan\x01x", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
     f = edit(dir, base, "external_link.h5");
     H5Ldelete(f, "/inputs/x", H5P_DEFAULT);
     H5Lcreate_external("base.h5", "/inputs/x", f, "/inputs/x", H5P_DEFAULT, H5P_DEFAULT);

@@ -51,6 +51,22 @@ checks=$((checks + 1))
 expect 0 "rounded                -         exact" "[user oracle, uncertified]" "truncated              -         high" \
     -- "$admit" replay "$work/user.h5"
 
+# Text from inputs in the reports (R4): a capture path with markup, a
+# control character and bytes that are not UTF-8 keeps every field of the
+# JSON report and leaves the JUnit XML and the HTML well-formed.
+odd="$work/we<ird&'$(printf '\001\377').h5"
+cp "$g" "$odd"
+expect 0 "lossless" -- "$admit" replay "$odd" --json "$work/odd.json" --junit "$work/odd.xml"
+/usr/bin/python3 - "$work/odd.json" "$work/odd.xml" <<'PY' || { echo "FAIL: reports of an odd path"; fails=$((fails + 1)); }
+import json, sys, xml.dom.minidom
+r = json.load(open(sys.argv[1]))["results"]
+assert len(r) == 6 and all("candidate" in x and "source" in x for x in r), r
+assert r[0]["source"].endswith("we<ird&'\\x01\\xff.h5"), r[0]["source"]
+xml.dom.minidom.parse(sys.argv[2])
+PY
+checks=$((checks + 1))
+expect 2 "--claim: candidate name 'a b' may hold only letters" -- "$admit" replay "$g" --claim "a b=lossless"
+
 # Bad input and usage: exit 2, no report written.
 expect 2 "no candidate named 'nope'" -- "$admit" replay "$g" --claim nope=lossless --json "$work/never.json"
 [ -e "$work/never.json" ] && { echo "FAIL: a refused replay wrote a report"; fails=$((fails + 1)); }

@@ -83,6 +83,10 @@ expect 2 "r9c.json:2:2: fusions[0].captures[1]: entry 'two': $work/gn.h5: the ca
     -- "$admit" table "$work/r9c.json"
 expect 2 "--reference: op 'rmsnorm' has no implementation 'nope'" -- "$admit" run "$work/rms.h5" --reference nope --candidate fused_fp32
 
+# Entry names follow the format's alphabet (R4).
+printf '{"fusions":[{"name":"a b","op":"rmsnorm","reference":"eager","candidate":"fused_fp32","declared":"lossless","captures":["rms.h5"]}]}\n' > "$work/r4.json"
+expect 2 "r4.json:1:14: fusions[0].name: entry name 'a b' may hold only letters" -- "$admit" table "$work/r4.json"
+
 # Not a regular file (R2): a FIFO as the table, as a capture of an entry,
 # as a plugin: refused at once.
 mkfifo "$work/fifo.json" "$work/fifo.h5" "$work/fifo.so"
