@@ -126,9 +126,7 @@ int adm_cli_finish_report(const adm_report *rep, const char *json, const char *j
 {
     adm_cli_progress_done();
     adm_report_print(rep, stdout);
-    if ((json && adm_report_write_json(rep, json) != ADM_OK) || (junit && adm_report_write_junit(rep, junit) != ADM_OK) ||
-        (html && adm_report_write_html(rep, html) != ADM_OK))
-        return adm_cli_fail();
+    if ((json || junit || html) && adm_report_write_all(rep, json, junit, html) != ADM_OK) return adm_cli_fail();
     return adm_report_any_violation(rep) ? ADM_EXIT_CLAIM : ADM_EXIT_OK;
 }
 

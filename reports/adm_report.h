@@ -47,6 +47,13 @@ adm_status adm_report_write_junit(const adm_report *r, const char *path);
 /* DIR/index.html: the verdict table with every gate's reason. */
 adm_status adm_report_write_html(const adm_report *r, const char *dir);
 
+/* Every requested report (NULL: not wanted), all or nothing: each is
+ * written completely to a temporary file beside its target, and only when
+ * all are written are they renamed into place; on any failure none of them
+ * is left (a rename that fails takes back the ones already made, and an
+ * HTML folder created for the report is removed). */
+adm_status adm_report_write_all(const adm_report *r, const char *json, const char *junit, const char *html_dir);
+
 /* Writes len bytes to path through a temporary file and a rename. */
 adm_status adm_write_atomic(const char *path, const char *data, size_t len);
 

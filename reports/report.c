@@ -171,11 +171,10 @@ static json_t *jstr(const char *s)
     return j;
 }
 
-adm_status adm_report_write_json(const adm_report *r, const char *path)
+static adm_status render_json(const adm_report *r, char **out, size_t *len)
 {
     json_t *root = json_object(), *arr = json_array();
     char *text;
-    adm_status st;
     json_object_set_new(root, "admit_version", json_string(ADM_VERSION_STRING));
     json_object_set_new(root, "title", jstr(r->title));
     for (int i = 0; i < r->n; i++) {
@@ -245,9 +244,9 @@ adm_status adm_report_write_json(const adm_report *r, const char *path)
     text = json_dumps(root, JSON_INDENT(2));
     json_decref(root);
     if (!text) return ADM_FAIL(ADM_ERR_NOMEM, "JSON report: out of memory");
-    st = adm_write_atomic(path, text, strlen(text));
-    free(text);
-    return st;
+    *out = text;
+    *len = strlen(text);
+    return ADM_OK;
 }
 
 /* XML text with &, <, >, " escaped, appended to a growing buffer. */
@@ -295,12 +294,11 @@ static void xml(sbuf *b, const char *raw)
     if (buf != small) free(buf);
 }
 
-adm_status adm_report_write_junit(const adm_report *r, const char *path)
+static adm_status render_junit(const adm_report *r, char **out, size_t *len)
 {
     sbuf b = {0};
     char tmp[256];
     int failures = 0;
-    adm_status st;
     for (int i = 0; i < r->n; i++) failures += adm_report_claim_violated(&r->rows[i]);
     puts_(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"");
     xml(&b, r->title);
@@ -337,9 +335,9 @@ adm_status adm_report_write_junit(const adm_report *r, const char *path)
         free(b.p);
         return ADM_FAIL(ADM_ERR_NOMEM, "JUnit report: out of memory");
     }
-    st = adm_write_atomic(path, b.p, b.n);
-    free(b.p);
-    return st;
+    *out = b.p;
+    *len = b.n;
+    return ADM_OK;
 }
 
 /* An inline SVG: the error histograms (in ulps) of the reference path
@@ -367,13 +365,10 @@ static void svg_hist(sbuf *b, const adm_verdict *v)
     puts_(b, t);
 }
 
-adm_status adm_report_write_html(const adm_report *r, const char *dir)
+static adm_status render_html(const adm_report *r, char **out, size_t *len)
 {
     sbuf b = {0};
-    char path[1200], tmp[512];
-    adm_status st;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return ADM_FAIL(ADM_ERR_IO, "%s: cannot create the report folder: %s", dir, strerror(errno));
+    char tmp[512];
     puts_(&b, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
     xml(&b, r->title);
     puts_(&b, "</title><style>body{font-family:sans-serif}table{border-collapse:collapse}"
@@ -416,8 +411,92 @@ adm_status adm_report_write_html(const adm_report *r, const char *dir)
         free(b.p);
         return ADM_FAIL(ADM_ERR_NOMEM, "HTML report: out of memory");
     }
-    snprintf(path, sizeof path, "%s/index.html", dir);
-    st = adm_write_atomic(path, b.p, b.n);
-    free(b.p);
+    *out = b.p;
+    *len = b.n;
+    return ADM_OK;
+}
+
+/* ------------------------------------------------------------ writing */
+
+typedef adm_status (*render_fn)(const adm_report *, char **, size_t *);
+
+/* A report staged beside its target: written completely to tmp, renamed
+ * at commit. */
+typedef struct staged {
+    char *path, *tmp;
+    int made_dir;            /* the HTML folder was created for it */
+    const char *dir;
+    int renamed;
+} staged;
+
+static adm_status stage(const adm_report *r, render_fn fn, const char *path, staged *sg)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int fd;
+    FILE *f;
+    adm_status st;
+    ADM_TRY(fn(r, &text, &len));
+    if ((st = adm_temp_beside(path, &sg->tmp, &fd)) != ADM_OK) {
+        free(text);
+        return st;
+    }
+    f = fdopen(fd, "wb");
+    if (!f || fwrite(text, 1, len, f) != len) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    if (f && fclose(f) != 0 && st == ADM_OK) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot finish writing", path);
+    if (!f) close(fd);
+    free(text);
+    if (st != ADM_OK) {
+        unlink(sg->tmp);
+        free(sg->tmp);
+        sg->tmp = NULL;
+        return st;
+    }
+    if (!(sg->path = adm_strdup(path))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    return ADM_OK;
+}
+
+adm_status adm_report_write_all(const adm_report *r, const char *json, const char *junit, const char *html_dir)
+{
+    staged sg[3];
+    char hpath[4200];
+    adm_status st = ADM_OK;
+    int n = 0;
+    memset(sg, 0, sizeof sg);
+    if (json) st = stage(r, render_json, json, &sg[n++]);
+    if (st == ADM_OK && junit) st = stage(r, render_junit, junit, &sg[n++]);
+    if (st == ADM_OK && html_dir) {
+        struct stat sb;
+        int existed = stat(html_dir, &sb) == 0;
+        if (!existed && mkdir(html_dir, 0777) != 0) {
+            st = ADM_FAIL(ADM_ERR_IO, "%s: cannot create the report folder: %s", html_dir, strerror(errno));
+        } else {
+            sg[n].made_dir = !existed;
+            sg[n].dir = html_dir;
+            snprintf(hpath, sizeof hpath, "%s/index.html", html_dir);
+            st = stage(r, render_html, hpath, &sg[n++]);
+        }
+    }
+    /* all written: move them into place; a failure takes back the ones
+     * already moved, so no report of a failed command is left */
+    for (int i = 0; st == ADM_OK && i < n; i++) {
+        if (rename(sg[i].tmp, sg[i].path) != 0)
+            st = ADM_FAIL(ADM_ERR_IO, "%s: cannot move the report into place: %s", sg[i].path, strerror(errno));
+        else
+            sg[i].renamed = 1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (st != ADM_OK) {
+            if (sg[i].renamed) unlink(sg[i].path);
+            else if (sg[i].tmp) unlink(sg[i].tmp);
+            if (sg[i].made_dir) rmdir(sg[i].dir);
+        }
+        free(sg[i].tmp);
+        free(sg[i].path);
+    }
     return st;
 }
+
+adm_status adm_report_write_json(const adm_report *r, const char *path) { return adm_report_write_all(r, path, NULL, NULL); }
+adm_status adm_report_write_junit(const adm_report *r, const char *path) { return adm_report_write_all(r, NULL, path, NULL); }
+adm_status adm_report_write_html(const adm_report *r, const char *dir) { return adm_report_write_all(r, NULL, NULL, dir); }

@@ -76,4 +76,9 @@ expect 2 "expected NAME=TIER" -- "$admit" replay "$g" --claim fused_epilogue
 expect 2 "no dataset '/reference'" -- "$admit" replay "$work/noref.h5"
 expect 2 "expected at least one CAPTURE" -- "$admit" replay
 expect 2 "cannot create a temporary file" -- "$admit" replay "$g" --json /nonexistent-admit-dir/r.json
+# Reports are all or nothing (R10): a later one that cannot be written
+# leaves none of the others.
+expect 2 "/nonexistent-admit-dir/r.xml: cannot create a temporary file" -- "$admit" replay "$g" --json "$work/half.json" --junit /nonexistent-admit-dir/r.xml
+[ -e "$work/half.json" ] && { echo "FAIL: a failed replay left its JSON report"; fails=$((fails + 1)); }
+checks=$((checks + 1))
 finish cli_replay

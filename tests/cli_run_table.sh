@@ -83,6 +83,17 @@ expect 2 "r9c.json:2:2: fusions[0].captures[1]: entry 'two': $work/gn.h5: the ca
     -- "$admit" table "$work/r9c.json"
 expect 2 "--reference: op 'rmsnorm' has no implementation 'nope'" -- "$admit" run "$work/rms.h5" --reference nope --candidate fused_fp32
 
+# Reports are all or nothing (R10): the HTML folder cannot be made, so
+# neither the JSON nor the JUnit report is left.
+printf '{"fusions":[{"name":"rms","op":"rmsnorm","reference":"eager","candidate":"fused_fp32","declared":"lossless","captures":["rms.h5"]}]}\n' > "$work/r10.json"
+expect 2 "/proc/version/index.html: cannot create a temporary file" -- "$admit" table "$work/r10.json" --json "$work/r10.out.json" --junit "$work/r10.out.xml" --html /proc/version
+[ -e "$work/r10.out.json" ] || [ -e "$work/r10.out.xml" ] && { echo "FAIL: a failed table left reports"; fails=$((fails + 1)); }
+expect 2 "cannot create the report folder" -- "$admit" table "$work/r10.json" --json "$work/r10.out.json" --html "$work/no/such/dir"
+[ -e "$work/r10.out.json" ] && { echo "FAIL: a failed table left its JSON report"; fails=$((fails + 1)); }
+expect 0 "rms" -- "$admit" table "$work/r10.json" --json "$work/r10.out.json" --junit "$work/r10.out.xml" --html "$work/r10html"
+[ -e "$work/r10.out.json" ] && [ -e "$work/r10.out.xml" ] && [ -e "$work/r10html/index.html" ] || { echo "FAIL: reports missing"; fails=$((fails + 1)); }
+checks=$((checks + 3))
+
 # Entry names follow the format's alphabet (R4).
 printf '{"fusions":[{"name":"a b","op":"rmsnorm","reference":"eager","candidate":"fused_fp32","declared":"lossless","captures":["rms.h5"]}]}\n' > "$work/r4.json"
 expect 2 "r4.json:1:14: fusions[0].name: entry name 'a b' may hold only letters" -- "$admit" table "$work/r4.json"
