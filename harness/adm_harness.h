@@ -123,6 +123,8 @@ typedef struct adm_verdict {
     int64_t n;                 /* elements compared (all three finite) */
     /* gate 1 */
     double rms_r, rms_c, max_r, max_c, rms_round, max_round, rms_ratio, max_ratio;
+    /* the max ratio's denominator: max(max_r, max_round, D sqrt(2 ln n)) */
+    double max_expected;
     double ulp_rms_r, ulp_rms_c, ulp_rms_round, ulp_ratio;
     int ulp_gated;             /* 1: ulps at the condition scale, gated; 0: at the token/channel scale, reported only */
     /* gate 2: each as an error component (absolute, output units) */

@@ -328,7 +328,16 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
     v->ulp_rms_c = sqrt(uc2 / (double)m);
     v->ulp_rms_round = sqrt(uq2 / (double)m);
     D = fmax(v->rms_r, v->rms_round);
-    Dmax = fmax(v->max_r, v->max_round);
+    /* The reference path's maximum is one draw from its error distribution:
+     * on a small output (a row sum has one element per row) an equally good
+     * path lands 1.5x above it by chance (the fp32 row sum of the real
+     * corpus, torch.compile against eager over 64 rows: 1.53x, RMS 1.12x).
+     * The yardstick is therefore also never below rms(e_r) sqrt(2 ln n),
+     * which the maximum of n draws of an error with that RMS reaches
+     * (Gaussian tail); a candidate whose tail is heavier than the
+     * reference's (a wrong tile, a few elements off) still exceeds it. */
+    Dmax = fmax(fmax(v->max_r, v->max_round), m > 1 ? D * sqrt(2.0 * log((double)m)) : 0.0);
+    v->max_expected = Dmax;
     Du = fmax(v->ulp_rms_r, v->ulp_rms_round);
     v->rms_ratio = D > 0 ? v->rms_c / D : (v->rms_c > 0 ? INFINITY : 0);
     v->max_ratio = Dmax > 0 ? v->max_c / Dmax : (v->max_c > 0 ? INFINITY : 0);
@@ -339,8 +348,9 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
         fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error %.3g is %.3gx the reference path's %.3g (limit %.2gx).",
                   v->rms_c, v->rms_ratio, D, cfg->magnitude_limit);
     if (v->max_ratio > cfg->magnitude_limit)
-        fail_gate(v, ADM_GATE_MAGNITUDE, "Max error %.3g is %.3gx the reference path's %.3g (limit %.2gx).",
-                  v->max_c, v->max_ratio, Dmax, cfg->magnitude_limit);
+        fail_gate(v, ADM_GATE_MAGNITUDE, "Max error %.3g is %.3gx the reference path's %s %.3g (limit %.2gx).",
+                  v->max_c, v->max_ratio, Dmax > fmax(v->max_r, v->max_round) ? "expected maximum" : "maximum",
+                  Dmax, cfg->magnitude_limit);
     if (v->ulp_gated && v->ulp_ratio > cfg->magnitude_limit)
         fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error in %s ulps at the condition scale %.3g is %.3gx the reference "
                   "path's %.3g (limit %.2gx): the elements of small magnitude carry larger errors.",
