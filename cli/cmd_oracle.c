@@ -20,6 +20,8 @@ static const char oracle_usage[] =
     "  --resolve SCALE       the error scale to resolve (overrides the default)\n"
     "  --sharpness S         bound / scale allowed (default 1e-3)\n"
     "  --mpfr-bits B         MPFR precision for refinement (default 256)\n"
+    "  --mpfr-budget T       the most MPFR work, in input terms read (default 2^24,\n"
+    "                        ADM_MPFR_BUDGET; 0: no limit); beyond it: exit 2\n"
     "  --threads N           CPU threads (default: all)\n"
     "  --gpu                 the GEMM-family ops on the GPU (cuBLAS DGEMM), where one is usable\n";
 
@@ -78,6 +80,9 @@ int adm_cmd_oracle(int argc, char **argv)
             if (!adm_cli_parse_f64(v, &cfg.sharpness) || !(cfg.sharpness > 0)) return adm_cli_usage_error("--sharpness: expected a number > 0, got '%s'", v);
         } else if (!strcmp(a, "--mpfr-bits")) {
             if (!adm_cli_parse_i64(v, 64, 65536, &bits)) return adm_cli_usage_error("--mpfr-bits: expected 64 to 65536, got '%s'", v);
+        } else if (!strcmp(a, "--mpfr-budget")) {
+            if (!adm_cli_parse_i64(v, 0, INT64_MAX, &cfg.mpfr_budget))
+                return adm_cli_usage_error("--mpfr-budget: expected a number of terms >= 0 (0: no limit), got '%s'", v);
         } else if (!strcmp(a, "--threads")) {
             if (!adm_cli_parse_i64(v, 0, 1024, &threads)) return adm_cli_usage_error("--threads: expected 0 to 1024, got '%s'", v);
         } else return adm_cli_usage_error("oracle: unknown option '%s'", a);

@@ -93,7 +93,18 @@ typedef struct adm_oracle_config {
     int mpfr_bits;      /* precision of the MPFR evaluator (default 256, at least 64) */
     int threads;        /* CPU threads for the fp64 passes (0: all cores) */
     int use_gpu;        /* the GEMM-family and elementwise ops on the GPU, where built and available */
+    /* The most refinement work one evaluation may do, in terms (an element
+     * recomputed with MPFR costs the number of input terms it reads: K for
+     * a GEMM, the row for a norm; a GEMM element re-bounded in fp64 costs
+     * K / 32). 0: no limit. Default ADM_MPFR_BUDGET_DEFAULT, or
+     * ADM_MPFR_BUDGET in the environment. Counted, not timed, so the same
+     * capture gets the same outcome on every machine and thread count. */
+    int64_t mpfr_budget;
 } adm_oracle_config;
+
+/* 2^24 terms: about 2.5 s of MPFR at 256 bits on one core; the bundled
+ * captures need none. */
+#define ADM_MPFR_BUDGET_DEFAULT ((int64_t)1 << 24)
 
 void adm_oracle_config_default(adm_oracle_config *cfg);
 

@@ -13,6 +13,16 @@ void adm_oracle_config_default(adm_oracle_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->sharpness = 1e-3;
     cfg->mpfr_bits = 256;
+    cfg->mpfr_budget = ADM_MPFR_BUDGET_DEFAULT;
+    {
+        const char *e = getenv("ADM_MPFR_BUDGET");
+        char *end;
+        long long v;
+        if (e && *e) {
+            v = strtoll(e, &end, 10);
+            if (*end == '\0' && v >= 0) cfg->mpfr_budget = v;
+        }
+    }
 }
 
 adm_status adm_oracle_create(const adm_oracle_config *cfg, adm_oracle **out)
@@ -21,7 +31,7 @@ adm_status adm_oracle_create(const adm_oracle_config *cfg, adm_oracle **out)
     adm_oracle_config d;
     if (!cfg) { adm_oracle_config_default(&d); cfg = &d; }
     if (!(cfg->resolve_scale >= 0) || !(cfg->sharpness > 0) || cfg->mpfr_bits < 64 || cfg->mpfr_bits > 65536 ||
-        cfg->threads < 0)
+        cfg->threads < 0 || cfg->mpfr_budget < 0)
         return ADM_FAIL(ADM_ERR_INVALID, "oracle: bad configuration (resolve_scale %g, sharpness %g, mpfr_bits %d, "
                         "threads %d)", cfg->resolve_scale, cfg->sharpness, cfg->mpfr_bits, cfg->threads);
     o = calloc(1, sizeof *o);
@@ -137,20 +147,69 @@ static adm_status refine_mpfr(const adm_o_ctx *c, int64_t i, int bits, double *v
     return ADM_OK;
 }
 
+/* The input terms one output element reads (its MPFR cost): an upper
+ * estimate from the shapes. */
+static int64_t mpfr_terms(const adm_o_ctx *c)
+{
+    const adm_tensor *x = c->in[0];
+    int64_t last = x && x->ndim ? x->shape[x->ndim - 1] : 1, t = 1;
+    switch (adm_op_id_of(c->op)) {
+    case OP_MATMUL: case OP_LINEAR: case OP_LINEAR_GELU: case OP_RMSNORM: case OP_LAYERNORM: case OP_QUANTIZE:
+        t = last;
+        break;
+    case OP_ROW_SUM: case OP_MEAN_SQ: case OP_SOFTMAX:
+        t = x->shape[adm_o_norm_axis(c->p->axis, x->ndim)];
+        break;
+    case OP_GROUPNORM:
+        t = adm_tensor_numel(x) / (x->shape[0] > 0 ? x->shape[0] : 1) / (c->p->groups > 0 ? c->p->groups : 1);
+        break;
+    case OP_ATTENTION: case OP_LINEAR_ATTENTION:
+        t = adm_tensor_numel(c->in[1]) + adm_tensor_numel(c->in[2]);
+        break;
+    default:
+        t = 1;
+        break;
+    }
+    return t > 0 ? t : 1;
+}
+
+static adm_status over_budget(const adm_oracle *o, const adm_o_ctx *c, int64_t blunt, int64_t terms, double scale,
+                              double thr)
+{
+    return ADM_FAIL(ADM_ERR_RANGE, "oracle %s: MPFR budget hit: %lld of %lld elements are not resolved by fp64 to "
+                    "%.3g (%.2g x the reference path's error scale %.3g), about %lld terms each, beyond the "
+                    "budget of %lld terms (--mpfr-budget, ADM_MPFR_BUDGET; 0: no limit); a verdict on an oracle "
+                    "that is not sharp could be wrong either way, so none is given", adm_op_name(c->op),
+                    (long long)blunt, (long long)c->numel, thr, o->cfg.sharpness, scale, (long long)terms,
+                    (long long)o->cfg.mpfr_budget);
+}
+
 /* Recomputes the elements whose bound exceeds sharpness * scale: GEMMs
  * first with the sharper |x||w| bound, then anything still too blunt with
- * MPFR; refuses when even MPFR's double cannot resolve the scale. */
+ * MPFR; refuses when even MPFR's double cannot resolve the scale, and
+ * when the work would exceed the budget. Both budget checks come before
+ * the work they count, so a refusal costs at most the fp64 re-bounding. */
 static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_result *r, double scale)
 {
     double *val = r->value.data, *bnd = r->bound.data, thr = o->cfg.sharpness * scale;
     adm_op_id id = adm_op_id_of(c->op);
+    int gemm = id == OP_MATMUL || id == OP_LINEAR || id == OP_LINEAR_GELU;
+    int64_t terms = mpfr_terms(c), budget = o->cfg.mpfr_budget, blunt = 0, left = 0;
+    double spent = 0;
     if (thr > 0) {
+        for (int64_t i = 0; i < c->numel; i++) blunt += isfinite(val[i]) && bnd[i] > thr;
+        if (gemm && blunt > 0) {
+            /* a GEMM element is first re-bounded in fp64 (K / 32 each) */
+            spent = (double)blunt * (double)((terms + 31) / 32);
+            if (budget > 0 && spent > (double)budget) return over_budget(o, c, blunt, terms, scale, thr);
+            for (int64_t i = 0; i < c->numel; i++)
+                if (isfinite(val[i]) && bnd[i] > thr) ADM_TRY(adm_o_gemm_tighten(c, i, &val[i], &bnd[i]));
+        }
+        for (int64_t i = 0; i < c->numel; i++) left += isfinite(val[i]) && bnd[i] > thr;
+        if (budget > 0 && left > 0 && spent + (double)left * (double)terms > (double)budget)
+            return over_budget(o, c, left, terms, scale, thr);
         for (int64_t i = 0; i < c->numel; i++) {
             if (!isfinite(val[i]) || bnd[i] <= thr) continue;
-            if (id == OP_MATMUL || id == OP_LINEAR || id == OP_LINEAR_GELU) {
-                ADM_TRY(adm_o_gemm_tighten(c, i, &val[i], &bnd[i]));
-                if (bnd[i] <= thr) continue;
-            }
             ADM_TRY(refine_mpfr(c, i, o->cfg.mpfr_bits, &val[i], &bnd[i]));
             r->mpfr_refined++;
             if (bnd[i] > thr)

@@ -18,6 +18,20 @@ checks=$((checks + 1))
 # No double resolves 1e-300: refused, exit 2, nothing written.
 expect 2 "cannot be resolved" -- "$admit" oracle "$cap" --resolve 1e-300 -o "$work/never.h5"
 [ -e "$work/never.h5" ] && { echo "FAIL: a refused oracle wrote its output"; fails=$((fails + 1)); }
+# The MPFR work a capture can demand is bounded (R8): a 20 KB capture whose
+# every element needs MPFR over 4096 terms is refused before the work, with
+# exit 2 and why; below the budget it is refined; the budget is an option.
+/usr/bin/python3 "$(dirname "$0")/mpfr_amplify.py" "$work/amp64.h5" 64 64 4096 &&
+/usr/bin/python3 "$(dirname "$0")/mpfr_amplify.py" "$work/amp16.h5" 16 16 4096 || { echo "FAIL: mpfr_amplify.py"; fails=$((fails + 1)); }
+expect 2 "oracle linear: MPFR budget hit: 4096 of 4096 elements" "budget of 16777216 terms" "none is given" \
+    -- timeout 60 "$admit" oracle "$work/amp64.h5"
+expect 2 "MPFR budget hit" -- timeout 60 "$admit" replay "$work/amp64.h5" --json "$work/never.json"
+[ -e "$work/never.json" ] && { echo "FAIL: an over-budget replay wrote a report"; fails=$((fails + 1)); }
+expect 0 "MPFR refined   256 element(s)" -- "$admit" oracle "$work/amp16.h5"
+expect 2 "MPFR budget hit: 256 of 256 elements" "budget of 100000 terms" -- "$admit" oracle "$work/amp16.h5" --mpfr-budget 100000
+expect 2 "MPFR budget hit" -- env ADM_MPFR_BUDGET=100000 "$admit" replay "$work/amp16.h5"
+expect 0 "MPFR refined   256 element(s)" -- "$admit" oracle "$work/amp16.h5" --mpfr-budget 0
+expect 2 "--mpfr-budget: expected a number of terms >= 0" -- "$admit" oracle "$work/amp16.h5" --mpfr-budget -1
 expect 2 "expected a CAPTURE" -- "$admit" oracle
 expect 2 "--resolve: expected a number >= 0" -- "$admit" oracle "$cap" --resolve -1
 expect 2 "--mpfr-bits: expected 64 to 65536" -- "$admit" oracle "$cap" --mpfr-bits 8
