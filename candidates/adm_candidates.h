@@ -28,6 +28,10 @@ typedef struct adm_gemm_emu {
     adm_dtype out;          /* output format */
     adm_round out_round;    /* rounding of the output (RNE; RTZ for a truncating kernel) */
     double nudge_ulps;      /* added in output ulps before the final rounding (fault injection) */
+    int kblock;             /* > 0: a tensor-core MMA's order. The products of each block of kblock
+                               consecutive k (exact in fp64) are summed in fp64 and the block's sum is
+                               added to the fp32 accumulator, rounding to fp32 once per block; 0: one
+                               fp32 add per product (the eager order) */
 } adm_gemm_emu;
 
 void adm_gemm_emu_reference(adm_gemm_emu *e); /* eager PyTorch: fp32 accumulate, round, +bias round, gelu round */
@@ -42,6 +46,17 @@ adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tens
  * without a GPU. */
 adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
                                 adm_tensor *out);
+
+/* NVFP4 quantize-dequantize of x as torchao's two-level nvfp4_quantize
+ * computes it, in fp32 arithmetic: g = fp32(amax / 2688) over the tensor;
+ * per block of 16 along the last dimension, the block scale
+ * fp32(fp32(bamax / 6) / g) clamped to [2^-6, 448] and cast to e4m3 (RNE),
+ * t = fp32(g sb), q = e2m1(fp32(x / t)) (RNE, saturating at 6), and the
+ * dequantized fp32(q t). An all-zero tensor (g = 0) gives zeros. x any
+ * dtype and strides, the last dimension a multiple of 16; out fp32, owned.
+ * It differs from the oracle's exact quantizer (oracle/quantize.c) in
+ * those fp32 roundings and the clamp of small block scales. */
+adm_status adm_emu_nvfp4_qdq(const adm_tensor *x, adm_tensor *out);
 
 /* GELU of an fp32 value in fp32 arithmetic (PyTorch's opmath formulas). */
 float adm_emu_gelu_f32(float x, adm_gelu_kind k);

@@ -68,9 +68,24 @@ adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tens
             for (int s = 0; s < splits; s++) {
                 float part = 0;
                 int64_t k0 = s * chunk, k1 = k0 + chunk < K ? k0 + chunk : K;
-                for (int64_t k = k0; k < k1; k++) {
-                    part += a[k] * b[k];
-                    if (e->accumulator == ADM_BF16) part = round_to(ADM_BF16, ADM_RNE, part);
+                if (e->kblock > 0) {
+                    /* products of fp32-or-narrower values are exact in fp64,
+                     * and so is a block's sum of bf16 products unless their
+                     * exponents span more than ~2^30;
+                     * the fp64 sum then rounds to fp32 once per block (fp64
+                     * carries 29 bits beyond fp32: a double rounding needs
+                     * the fp64 sum on an fp32 midpoint, probability 2^-29) */
+                    for (int64_t kb = k0; kb < k1; kb += e->kblock) {
+                        int64_t kend = kb + e->kblock < k1 ? kb + e->kblock : k1;
+                        double blk = 0;
+                        for (int64_t k = kb; k < kend; k++) blk += (double)a[k] * (double)b[k];
+                        part = (float)((double)part + blk);
+                    }
+                } else {
+                    for (int64_t k = k0; k < k1; k++) {
+                        part += a[k] * b[k];
+                        if (e->accumulator == ADM_BF16) part = round_to(ADM_BF16, ADM_RNE, part);
+                    }
                 }
                 if (e->partial_round) part = round_to(e->out, ADM_RNE, part);
                 acc = s == 0 ? part : acc + part;

@@ -73,3 +73,44 @@ adm_status adm_emu_linear_attention(const adm_op_params *p, const adm_tensor *co
     free(kv);
     return ADM_OK;
 }
+
+/* NVFP4 quantize-dequantize as torchao's nvfp4_quantize with a per-tensor
+ * scale computes it (adm_candidates.h); every operation in fp32. */
+adm_status adm_emu_nvfp4_qdq(const adm_tensor *x, adm_tensor *out)
+{
+    int64_t n = adm_tensor_numel(x), N = x->ndim ? x->shape[x->ndim - 1] : 1;
+    float amax = 0, g;
+    if (N % 16 != 0)
+        return ADM_FAIL(ADM_ERR_SHAPE, "NVFP4 emulation: the last dimension (%lld) must be a multiple of the block "
+                        "of 16", (long long)N);
+    for (int64_t i = 0; i < n; i++) {
+        float v = fabsf((float)adm_tensor_get(x, i));
+        if (isnan(v) || isnan(amax)) amax = NAN; /* torch.amax propagates NaN */
+        else if (v > amax) amax = v;
+    }
+    g = amax / 2688.0f; /* per_tensor_amax_to_scale: amax / (448 * 6) */
+    ADM_TRY(adm_tensor_alloc(out, ADM_FP32, x->ndim, x->shape));
+    for (int64_t b0 = 0; b0 < n; b0 += 16) {
+        float bamax = 0, sb, t, xs[16];
+        for (int64_t j = 0; j < 16; j++) {
+            xs[j] = (float)adm_tensor_get(x, b0 + j);
+            if (isnan(xs[j]) || isnan(bamax)) bamax = NAN;
+            else if (fabsf(xs[j]) > bamax) bamax = fabsf(xs[j]);
+        }
+        if (g == 0) {
+            for (int64_t j = 0; j < 16; j++) adm_tensor_set_bits(out, b0 + j, adm_f32_bits(0.0f * xs[j]));
+            continue;
+        }
+        sb = (bamax / 6.0f) / g;                          /* block_scale / per_tensor_scale */
+        sb = isnan(sb) ? sb : fminf(fmaxf(sb, 0x1p-6f), 448.0f); /* clamp(E4M3_EPS, F8E4M3_MAX) */
+        sb = (float)adm_format_round(ADM_E4M3, sb, ADM_RNE, ADM_CVT_SATFINITE);
+        t = g * sb;                                       /* total_scale */
+        for (int64_t j = 0; j < 16; j++) {
+            float q = xs[j] / t;
+            if (!isnan(q)) /* e2m1 has no NaN: a NaN stays NaN in fp32 */
+                q = (float)adm_format_round(ADM_E2M1, fminf(fmaxf(q, -6.0f), 6.0f), ADM_RNE, ADM_CVT_SATFINITE);
+            adm_tensor_set_bits(out, b0 + j, adm_f32_bits(q * t));
+        }
+    }
+    return ADM_OK;
+}

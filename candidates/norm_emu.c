@@ -67,6 +67,25 @@ adm_status adm_emu_rmsnorm(const adm_op_params *p, const adm_tensor *const *in, 
     return ADM_OK;
 }
 
+/* The norm statistic mean(x^2) over the last axis, fp32 out: the sum of
+ * squares as the rmsnorm emulations compute it (how), divided by C in fp32. */
+adm_status adm_emu_mean_sq(const adm_op_params *p, const adm_tensor *const *in, int how, adm_tensor *out)
+{
+    const adm_tensor *x = in[0];
+    int64_t C = x->ndim ? x->shape[x->ndim - 1] : 1, R = C ? adm_tensor_numel(x) / C : 0;
+    float *row;
+    if (x->ndim < 1 || (p->axis != -1 && p->axis != x->ndim - 1))
+        return ADM_FAIL(ADM_ERR_UNSUPPORTED, "norm statistic emulation: only the last axis (axis %d given)", p->axis);
+    if (!(row = malloc(sizeof *row * (size_t)(C + 1)))) return ADM_FAIL(ADM_ERR_NOMEM, "mean_sq emulation: out of memory");
+    if (adm_tensor_alloc(out, ADM_FP32, x->ndim - 1, x->shape) != ADM_OK) { free(row); return adm_error_code(); }
+    for (int64_t r = 0; r < R; r++) {
+        for (int64_t k = 0; k < C; k++) row[k] = (float)adm_tensor_get(x, r * C + k);
+        adm_tensor_set_bits(out, r, adm_f32_bits(sumsq(row, C, how) / (float)C));
+    }
+    free(row);
+    return ADM_OK;
+}
+
 adm_status adm_emu_layernorm(const adm_op_params *p, const adm_tensor *const *in, int folded, adm_tensor *out)
 {
     const adm_tensor *x = in[0], *w = in[1], *b = in[2];

@@ -47,35 +47,34 @@ GEMM_FN(l_splitk_bf16, t_splitk_bf16, 0)
 GEMM_FN(l_bf16_accum, t_bf16_accum, 0)
 GEMM_FN(l_fp8, t_fp8, 0)
 
-/* FC2 fed an NVFP4-quantized input (FLUX.2 FC1+SwiGLU+quant): the exact
- * NVFP4 quantize-dequantize of x (the oracle's quantize op), then the GEMM. */
+/* Qwen-Image's fused added QKV: the text stream's add_q/k/v projections
+ * as one GEMM over the weights stacked [Wq; Wk; Wv] (w here), where the
+ * reference runs three GEMMs. The emulated eager order does not depend on
+ * N, so the three reference GEMMs are the eager path over the stacked
+ * weight; what the fusion moves is the accumulation order of the one wider
+ * GEMM's kernel: tensor-core k-blocks of 16, each block's products summed
+ * wide and added to the fp32 accumulator with one rounding. The epilogue
+ * (GEMM output -> bf16, + bias -> bf16) is the reference's. */
+static void t_added_qkv(adm_gemm_emu *e) { e->kblock = 16; }
+GEMM_FN(l_added_qkv, t_added_qkv, 0)
+
+/* FC2 fed an NVFP4-quantized input (FLUX.2 FC1+SwiGLU+quant): x quantized
+ * and dequantized as the NVFP4 quantizer computes it in fp32
+ * (adm_emu_nvfp4_qdq, not the oracle's exact quantizer), then the eager
+ * GEMM on the dequantized values. */
 static adm_status l_nvfp4_input(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in,
                                 adm_tensor *out)
 {
-    const adm_op *q = adm_op_find("quantize");
-    adm_op_params qp;
-    adm_oracle *o;
-    adm_oracle_result r;
-    const adm_tensor *qin[ADM_OP_MAX_INPUTS] = {in[0]};
-    const adm_tensor *gin[3];
+    adm_tensor xq;
+    adm_gemm_emu e;
     adm_status st;
-    ADM_TRY(adm_op_params_parse(q, "{\"scheme\":\"nvfp4\"}", &qp));
-    ADM_TRY(adm_oracle_create(NULL, &o));
-    st = adm_oracle_eval(o, q, &qp, qin, &r);
-    adm_oracle_free(o);
-    ADM_TRY(st);
-    gin[0] = &r.value;
-    gin[1] = in[1];
-    gin[2] = in[2];
-    {
-        adm_gemm_emu e;
-        adm_gemm_emu_reference(&e);
-        e.out = in[0]->dtype;
-        st = adm_emu_gemm(gin[0], gin[1], gin[2], &e, out);
-    }
-    (void)p;
     (void)self;
-    adm_oracle_result_free(&r);
+    (void)p;
+    ADM_TRY(adm_emu_nvfp4_qdq(in[0], &xq));
+    adm_gemm_emu_reference(&e);
+    e.out = in[0]->dtype;
+    st = adm_emu_gemm(&xq, in[1], in[2], &e, out);
+    adm_tensor_free(&xq);
     return st;
 }
 
@@ -103,6 +102,10 @@ static adm_status rms_fused(const adm_impl *self, const adm_op_params *p, const 
 { (void)self; return adm_emu_rmsnorm(p, in, NORM_STATS_BLOCKED, 1, p->silu, out); }
 static adm_status rms_bf16(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
 { (void)self; return adm_emu_rmsnorm(p, in, NORM_STATS_BF16, 1, p->silu, out); }
+static adm_status ms_eager(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_mean_sq(p, in, NORM_STATS_SEQ, out); }
+static adm_status ms_bf16(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_mean_sq(p, in, NORM_STATS_BF16, out); }
 static adm_status ln_eager(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
 { (void)self; return adm_emu_layernorm(p, in, 0, out); }
 static adm_status ln_folded(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
@@ -144,13 +147,15 @@ static const adm_impl registry[] = {
     {"linear", "bias_epilogue", "cpu", D_REF, l_bias, "bias added to the fp32 accumulator before the single rounding", NULL},
     {"linear", "splitk_fp32", "cpu", D_REF, l_splitk, "split-K in 4, fp32 partials reduced in order", NULL},
     {"linear", "splitk_bf16", "cpu", D_BF16MID, l_splitk_bf16, "split-K in 4, partials rounded to bf16 before the reduction", NULL},
-    {"linear", "added_qkv_fused", "cpu", D_REF, l_eager, "Qwen-Image added QKV: one GEMM over the concatenated weights (each output's dot product unchanged)", NULL},
+    {"linear", "added_qkv_fused", "cpu", D_REF, l_added_qkv, "Qwen-Image added QKV: one GEMM over the stacked Q/K/V weights, tensor-core k-blocks of 16 added to the fp32 accumulator", NULL},
     {"linear", "bf16_accum", "cpu", D_BF16ACC, l_bf16_accum, "accumulation rounded to bf16 after every add", NULL},
     {"linear", "fp8_operand", "cpu", D_FP8, l_fp8, "x quantized to fp8 e4m3 per tensor", NULL},
-    {"linear", "nvfp4_input", "cpu", D_FP4, l_nvfp4_input, "FLUX.2 FC2 input quantized to NVFP4 before the bf16 intermediate exists", NULL},
+    {"linear", "nvfp4_input", "cpu", D_FP4, l_nvfp4_input, "FLUX.2 FC2 input quantized to NVFP4 (torchao's two-level scaling in fp32) before the bf16 intermediate exists", NULL},
     {"rmsnorm", "eager", "cpu", D_REF, rms_eager, "fp32 statistics, normalize -> bf16, * weight -> bf16 (diffusers RMSNorm)", NULL},
     {"rmsnorm", "fused_fp32", "cpu", D_REF, rms_fused, "fused RMSNorm: fp32 statistics by a 32-lane reduction, one rounding", NULL},
     {"rmsnorm", "bf16_stats", "cpu", D_BF16MID, rms_bf16, "Ideogram gate RMSNorm: the statistic accumulated through bf16", NULL},
+    {"mean_sq", "eager", "cpu", D_REF, ms_eager, "the RMSNorm statistic mean(x^2): fp32 squares summed in order, / C", NULL},
+    {"mean_sq", "bf16_accum", "cpu", D_BF16MID, ms_bf16, "Ideogram gate RMSNorm's statistic: the running sum of squares rounded to bf16 after every add", NULL},
     {"layernorm", "eager", "cpu", D_REF, ln_eager, "F.layer_norm -> bf16, * (1 + scale) -> bf16, + shift -> bf16", NULL},
     {"layernorm", "fused_affine_folded", "cpu", D_REF, ln_folded, "fused LayerNorm + modulate, affine folded into one fp32 expression", NULL},
     {"groupnorm", "eager", "cpu", D_REF, gn_eager, "two-pass fp32 statistics, affine -> bf16, SiLU -> bf16", NULL},

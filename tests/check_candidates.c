@@ -2,8 +2,11 @@
  * registry resolves names, the plugin loader refuses what it must. */
 #include "adm_candidates.h"
 #include "adm_capture.h"
+#include "adm_oracle.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,10 +66,9 @@ START_TEST(test_gemm_roundings)
 }
 END_TEST
 
-/* Every registered implementation runs on its op's synthetic inputs, the
- * reference of each op is the first registered, and the static
- * declarations are filled. */
-START_TEST(test_registry)
+/* The registry's names: the reference of each op is the first
+ * registered, names are unique per op, declarations are filled. */
+START_TEST(test_registry_names)
 {
     const adm_impl *im;
     ck_assert_int_gt(adm_impl_count(), 20);
@@ -85,6 +87,286 @@ START_TEST(test_registry)
             ck_assert_msg(strcmp(adm_impl_at(j)->op, a->op) || strcmp(adm_impl_at(j)->name, a->name), "duplicate %s",
                           a->name);
     }
+}
+END_TEST
+
+/* A bundled capture for each op of the registry: its inputs are what the
+ * implementations run on (the statistic mean_sq reads the rmsnorm
+ * capture's x). params NULL: the capture's own. */
+static const struct { const char *op, *capture, *params; } op_captures[] = {
+    {"linear+gelu", "flux_fc1_gelu_small.h5", NULL},
+    {"linear", "flux_fc1_linear_small.h5", NULL},
+    {"rmsnorm", "dit_rmsnorm.h5", NULL},
+    {"mean_sq", "dit_rmsnorm.h5", "{}"},
+    {"layernorm", "dit_adaln_layernorm.h5", NULL},
+    {"groupnorm", "vae_groupnorm_silu.h5", NULL},
+    {"gated_residual", "dit_gated_residual.h5", NULL},
+    {"linear_attention", "sana_linear_attention.h5", NULL},
+};
+#define N_OP_CAPTURES ((int)(sizeof op_captures / sizeof op_captures[0]))
+
+typedef struct op_input {
+    adm_capture *cap;
+    const adm_op *op;
+    adm_op_params p;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS];
+} op_input;
+
+static void load_op_input(const char *opname, op_input *oi)
+{
+    char path[1024];
+    int k = -1;
+    for (int i = 0; i < N_OP_CAPTURES; i++)
+        if (!strcmp(op_captures[i].op, opname)) k = i;
+    ck_assert_msg(k >= 0, "op '%s' of the registry has no bundled capture in this test", opname);
+    snprintf(path, sizeof path, "%s/captures/data/%s", ADM_SOURCE_DIR, op_captures[k].capture);
+    ck_assert_msg(adm_capture_read(path, &oi->cap) == ADM_OK, "%s", adm_error_message());
+    oi->op = adm_op_find(opname);
+    ck_assert_msg(adm_op_params_parse(oi->op, op_captures[k].params ? op_captures[k].params : adm_capture_params(oi->cap),
+                                      &oi->p) == ADM_OK, "%s", adm_error_message());
+    memset(oi->in, 0, sizeof oi->in);
+    for (int i = 0; i < adm_op_input_count(oi->op); i++)
+        oi->in[i] = adm_capture_find_input(oi->cap, adm_op_input_name(oi->op, i));
+}
+
+/* Every registered implementation runs on a bundled capture of its op
+ * and its output is checked: the catalog's output shape, the reference's
+ * dtype, every element finite, and its RMS error against the oracle,
+ * relative to the oracle's RMS, within a stated bound in units of the
+ * output format's unit roundoff u (bf16 2^-8, fp32 2^-24) for its tier.
+ * The CUDA ones refuse with ADM_ERR_NO_DEVICE here (no GPU). */
+static const struct { const char *op, *name; adm_tier tier; double bound_u; } expect[] = {
+    /* bf16 out, lossless: at most two roundings into bf16 (RMS u/sqrt(3)
+     * each), the fp32 arithmetic far below: <= 1 u */
+    {"linear+gelu", "eager", ADM_TIER_LOSSLESS, 1},
+    {"linear+gelu", "fused_epilogue", ADM_TIER_LOSSLESS, 1},
+    {"linear+gelu", "bias_epilogue", ADM_TIER_LOSSLESS, 1},
+    {"linear+gelu", "splitk4", ADM_TIER_LOSSLESS, 1},
+    {"linear+gelu", "cublas_eager", ADM_TIER_LOSSLESS, 1},
+    {"linear+gelu", "cublaslt_bias", ADM_TIER_LOSSLESS, 1},
+    {"linear+gelu", "cublaslt_gelu_bias", ADM_TIER_LOSSLESS, 1},
+    {"linear", "eager", ADM_TIER_LOSSLESS, 1},
+    {"linear", "bias_epilogue", ADM_TIER_LOSSLESS, 1},
+    {"linear", "splitk_fp32", ADM_TIER_LOSSLESS, 1},
+    {"linear", "added_qkv_fused", ADM_TIER_LOSSLESS, 1},
+    {"rmsnorm", "eager", ADM_TIER_LOSSLESS, 1},
+    {"rmsnorm", "fused_fp32", ADM_TIER_LOSSLESS, 1},
+    {"layernorm", "eager", ADM_TIER_LOSSLESS, 1},
+    {"layernorm", "fused_affine_folded", ADM_TIER_LOSSLESS, 1},
+    {"groupnorm", "eager", ADM_TIER_LOSSLESS, 1},
+    {"groupnorm", "fused_twopass", ADM_TIER_LOSSLESS, 1},
+    {"gated_residual", "eager", ADM_TIER_LOSSLESS, 1},
+    {"gated_residual", "early_round", ADM_TIER_LOSSLESS, 1},
+    /* fp32 out, lossless: sums of 512 (mean_sq) and 128 (linear attention)
+     * terms in fp32, RMS error a few sqrt(n) u */
+    {"mean_sq", "eager", ADM_TIER_LOSSLESS, 64},
+    {"linear_attention", "eager_fp32", ADM_TIER_LOSSLESS, 16},
+    /* high: what each changes costs this much and no more (a broken
+     * kernel, a flipped sign or a lost scale, is 2/u = 512 u in bf16) */
+    {"linear+gelu", "bf16_accum", ADM_TIER_HIGH, 32},
+    {"linear+gelu", "fp8_operand", ADM_TIER_HIGH, 32},
+    {"linear+gelu", "truncate", ADM_TIER_HIGH, 2},
+    {"linear", "splitk_bf16", ADM_TIER_HIGH, 2},
+    {"linear", "bf16_accum", ADM_TIER_HIGH, 32},
+    {"linear", "fp8_operand", ADM_TIER_HIGH, 32},
+    {"linear", "nvfp4_input", ADM_TIER_HIGH, 64},
+    {"rmsnorm", "bf16_stats", ADM_TIER_HIGH, 64},
+    {"mean_sq", "bf16_accum", ADM_TIER_HIGH, 0x1p23},           /* half the statistic */
+    {"linear_attention", "bf16_gemm", ADM_TIER_HIGH, 0x1p16},    /* 2^-8 relative */
+};
+
+START_TEST(test_registry_runs)
+{
+    int ran = 0, no_device = 0;
+    for (int i = 0; i < adm_impl_count(); i++) {
+        const adm_impl *im = adm_impl_at(i), *ref = adm_impl_reference(im->op);
+        op_input oi;
+        adm_oracle *o;
+        adm_oracle_result orc;
+        adm_tensor y, yr;
+        adm_op_shapes sh;
+        int ndim, e = -1;
+        int64_t shape[ADM_MAX_DIMS], n, bad = 0;
+        double e2 = 0, o2 = 0, rel, u;
+        adm_status st;
+        for (int k = 0; k < (int)(sizeof expect / sizeof expect[0]); k++)
+            if (!strcmp(expect[k].op, im->op) && !strcmp(expect[k].name, im->name)) e = k;
+        ck_assert_msg(e >= 0, "%s/%s: no stated bound in this test", im->op, im->name);
+        load_op_input(im->op, &oi);
+        st = im->run(im, &oi.p, oi.in, &y);
+        if (st == ADM_ERR_NO_DEVICE && !strcmp(im->backend, "cuda")) {
+            adm_error_clear();
+            adm_capture_free(oi.cap);
+            no_device++;
+            continue;
+        }
+        ck_assert_msg(st == ADM_OK, "%s/%s: %s", im->op, im->name, adm_error_message());
+        ck_assert_int_eq(ref->run(ref, &oi.p, oi.in, &yr), ADM_OK);
+        memset(&sh, 0, sizeof sh);
+        for (int k = 0; k < adm_op_input_count(oi.op); k++)
+            if (oi.in[k]) {
+                sh.present[k] = 1;
+                sh.ndim[k] = oi.in[k]->ndim;
+                memcpy(sh.shape[k], oi.in[k]->shape, sizeof(int64_t) * (size_t)oi.in[k]->ndim);
+            }
+        ck_assert_int_eq(adm_op_output_shape(oi.op, &oi.p, &sh, &ndim, shape), ADM_OK);
+        ck_assert_msg(y.ndim == ndim && !memcmp(y.shape, shape, sizeof(int64_t) * (size_t)ndim), "%s/%s: shape",
+                      im->op, im->name);
+        ck_assert_msg(y.dtype == yr.dtype, "%s/%s: %s out, the reference %s", im->op, im->name, adm_dtype_name(y.dtype),
+                      adm_dtype_name(yr.dtype));
+        ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+        ck_assert_int_eq(adm_oracle_eval(o, oi.op, &oi.p, oi.in, &orc), ADM_OK);
+        n = adm_tensor_numel(&y);
+        ck_assert_int_ge(n, 64);
+        for (int64_t k = 0; k < n; k++) {
+            double c = adm_tensor_get(&y, k), ov = ((const double *)orc.value.data)[k];
+            if (!isfinite(c)) { bad++; continue; }
+            e2 += (c - ov) * (c - ov);
+            o2 += ov * ov;
+        }
+        ck_assert_msg(bad == 0, "%s/%s: %lld non-finite outputs on finite inputs", im->op, im->name, (long long)bad);
+        u = ldexp(1.0, -adm_format_get(y.dtype)->man_bits - 1);
+        rel = sqrt(e2 / o2) / u;
+        printf("%-16s %-20s %-8s rms error / rms = %9.3g u  (stated <= %g u)\n", im->op, im->name,
+               adm_tier_name(expect[e].tier), rel, expect[e].bound_u);
+        fflush(stdout);
+        ck_assert_msg(rel <= expect[e].bound_u, "%s/%s: RMS error %g u, stated bound %g u", im->op, im->name, rel,
+                      expect[e].bound_u);
+        ran++;
+        adm_oracle_result_free(&orc);
+        adm_oracle_free(o);
+        adm_tensor_free(&y);
+        adm_tensor_free(&yr);
+        adm_capture_free(oi.cap);
+    }
+    printf("registry: %d implementations run and checked, %d CUDA ones without a device\n", ran, no_device);
+    ck_assert_int_eq(ran + no_device, adm_impl_count());
+}
+END_TEST
+
+/* No table entry and no pair of registered implementations compares a
+ * function with itself: every two implementations of one op, and the two
+ * of every entry of each fusions/ table, have distinct run functions and
+ * descriptions, and where both run here (CPU) give different outputs on
+ * the capture or, where its bf16 output rounds every difference away
+ * (an fp32 reassociation on a small capture often does), on the same
+ * inputs with x widened to fp32, where the outputs keep fp32's bits. A
+ * reference registered again as a candidate, under another name or
+ * wrapped in another function, fails this. A CUDA kernel and its CPU
+ * emulation are distinct by backend (the GPU proves their bit identity). */
+static int outputs_identical(const adm_tensor *a, const adm_tensor *b)
+{
+    if (a->dtype != b->dtype || adm_tensor_numel(a) != adm_tensor_numel(b)) return 0;
+    for (int64_t k = 0; k < adm_tensor_numel(a); k++)
+        if (adm_tensor_bits(a, k) != adm_tensor_bits(b, k)) return 0;
+    return 1;
+}
+
+static int same_outputs(const adm_impl *a, const adm_impl *b, const adm_op_params *p, const adm_tensor *const *in)
+{
+    adm_tensor ya, yb;
+    int same;
+    ck_assert_msg(a->run(a, p, in, &ya) == ADM_OK, "%s: %s", a->name, adm_error_message());
+    ck_assert_msg(b->run(b, p, in, &yb) == ADM_OK, "%s: %s", b->name, adm_error_message());
+    same = outputs_identical(&ya, &yb);
+    adm_tensor_free(&ya);
+    adm_tensor_free(&yb);
+    return same;
+}
+
+static void assert_distinct(const char *where, const adm_impl *a, const adm_impl *b, const adm_op_params *p,
+                            const adm_tensor *const *in, int *ran)
+{
+    ck_assert_msg(a != b, "%s: '%s' against itself", where, a->name);
+    ck_assert_msg(a->run != b->run, "%s: '%s' and '%s' are the same function", where, a->name, b->name);
+    ck_assert_msg(strcmp(a->what, b->what) != 0, "%s: '%s' and '%s' declare the same behaviour", where, a->name,
+                  b->name);
+    if (strcmp(a->backend, "cpu") || strcmp(b->backend, "cpu")) return;
+    if (same_outputs(a, b, p, in)) {
+        const adm_tensor *in32[ADM_OP_MAX_INPUTS];
+        adm_tensor x32;
+        double *v = malloc(sizeof *v * (size_t)adm_tensor_numel(in[0]));
+        ck_assert_ptr_nonnull(v);
+        adm_tensor_to_f64(in[0], v);
+        ck_assert_int_eq(adm_tensor_from_f64(&x32, ADM_FP32, in[0]->ndim, in[0]->shape, v, ADM_RNE, 0), ADM_OK);
+        free(v);
+        memcpy(in32, in, sizeof in32);
+        in32[0] = &x32;
+        ck_assert_msg(!same_outputs(a, b, p, in32), "%s: '%s' and '%s' give the same bits on the capture and on "
+                      "its fp32-widened twin", where, a->name, b->name);
+        adm_tensor_free(&x32);
+    }
+    (*ran)++;
+}
+
+START_TEST(test_no_self_comparison)
+{
+    char dir[1024];
+    DIR *d;
+    struct dirent *de;
+    int files = 0, entries = 0, pairs = 0, ran = 0;
+    /* every pair of one op */
+    for (int i = 0; i < adm_impl_count(); i++) {
+        const adm_impl *a = adm_impl_at(i);
+        op_input oi;
+        int loaded = 0;
+        for (int j = i + 1; j < adm_impl_count(); j++) {
+            const adm_impl *b = adm_impl_at(j);
+            char where[160];
+            if (strcmp(a->op, b->op)) continue;
+            if (!loaded) { load_op_input(a->op, &oi); loaded = 1; }
+            snprintf(where, sizeof where, "registry %s", a->op);
+            assert_distinct(where, a, b, &oi.p, oi.in, &ran);
+            pairs++;
+        }
+        if (loaded) adm_capture_free(oi.cap);
+    }
+    /* every table entry */
+    snprintf(dir, sizeof dir, "%s/fusions", ADM_SOURCE_DIR);
+    ck_assert_ptr_nonnull(d = opendir(dir));
+    while ((de = readdir(d))) {
+        char path[1400];
+        json_t *root, *fus;
+        json_error_t jerr;
+        size_t len = strlen(de->d_name);
+        if (len < 5 || strcmp(de->d_name + len - 5, ".json")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        ck_assert_msg((root = json_load_file(path, 0, &jerr)) != NULL, "%s: %s", path, jerr.text);
+        fus = json_object_get(root, "fusions");
+        ck_assert(json_is_array(fus) && json_array_size(fus) > 0);
+        for (size_t i = 0; i < json_array_size(fus); i++) {
+            json_t *e = json_array_get(fus, i), *params = json_object_get(e, "params");
+            const char *op = json_string_value(json_object_get(e, "op")),
+                       *cap0 = json_string_value(json_array_get(json_object_get(e, "captures"), 0));
+            const adm_impl *ref = NULL, *cand = NULL;
+            char where[400], cpath[1600];
+            adm_capture *cap;
+            adm_op_params p;
+            const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+            char *ptext = params ? json_dumps(params, JSON_COMPACT) : NULL;
+            snprintf(where, sizeof where, "%s: %s", de->d_name, json_string_value(json_object_get(e, "name")));
+            ck_assert_msg(op && cap0, "%s: no op or capture", where);
+            ck_assert_msg(adm_impl_resolve(op, json_string_value(json_object_get(e, "reference")), &ref) == ADM_OK &&
+                          adm_impl_resolve(op, json_string_value(json_object_get(e, "candidate")), &cand) == ADM_OK,
+                          "%s: %s", where, adm_error_message());
+            snprintf(cpath, sizeof cpath, "%s/%s", dir, cap0);
+            ck_assert_msg(adm_capture_read(cpath, &cap) == ADM_OK, "%s: %s", where, adm_error_message());
+            ck_assert_int_eq(adm_op_params_parse(adm_op_find(op), ptext ? ptext : adm_capture_params(cap), &p), ADM_OK);
+            for (int k = 0; k < adm_op_input_count(adm_op_find(op)); k++)
+                in[k] = adm_capture_find_input(cap, adm_op_input_name(adm_op_find(op), k));
+            assert_distinct(where, ref, cand, &p, in, &ran);
+            entries++;
+            free(ptext);
+            adm_capture_free(cap);
+        }
+        json_decref(root);
+        files++;
+    }
+    closedir(d);
+    printf("no self-comparison: %d registry pairs, %d table entries in %d files (%d compared by their outputs)\n",
+           pairs, entries, files, ran);
+    ck_assert_int_ge(files, 2);
+    ck_assert_int_ge(entries, 15);
 }
 END_TEST
 
@@ -237,7 +519,9 @@ static Suite *candidates_suite(void)
     Suite *s = suite_create("candidates");
     TCase *tc = tcase_create("Emulations");
     tcase_add_test(tc, test_gemm_roundings);
-    tcase_add_test(tc, test_registry);
+    tcase_add_test(tc, test_registry_names);
+    tcase_add_test(tc, test_registry_runs);
+    tcase_add_test(tc, test_no_self_comparison);
     tcase_add_test(tc, test_strided_inputs);
     tcase_add_test(tc, test_norm_roundings);
     suite_add_tcase(s, tc);
