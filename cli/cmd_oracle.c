@@ -123,6 +123,7 @@ int adm_cmd_oracle(int argc, char **argv)
     if (scale > 0) printf("  (%.3g of the scale; required <= %g)", r.max_bound / scale, cfg.sharpness);
     printf("\nMPFR refined   %lld element(s) at %d bits\n", (long long)r.mpfr_refined, cfg.mpfr_bits);
     printf("evaluated on   %s\n", r.on_gpu ? "the GPU (cuBLAS DGEMM + CUDA epilogue)" : "the CPU (OpenBLAS DGEMM)");
+    printf("bounds         %s\n", r.assumption ? r.assumption : "proven (IEEE arithmetic, exact GMP sums, MPFR)");
     if (out) {
         if (adm_capture_set_certified_oracle(cap, &r.value, &r.bound) != ADM_OK ||
             adm_capture_write(cap, out, 4) != ADM_OK) {

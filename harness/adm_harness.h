@@ -86,6 +86,7 @@ typedef struct adm_judge_input {
      * at the token/channel scale, reported and not gated. */
     const adm_tensor *cond;
     int oracle_certified;
+    const char *oracle_assumption;      /* adm_oracle_result.assumption: NULL when the bounds are proven */
     const adm_tensor *ref, *cand;
     const adm_decl *ref_decl, *cand_decl; /* NULL: undeclared */
     const adm_reader *reader;             /* NULL: none */
@@ -135,6 +136,7 @@ typedef struct adm_verdict {
     /* the oracle */
     double max_bound;
     int oracle_certified;
+    const char *oracle_assumption; /* static; NULL: the certified bounds are proven */
 } adm_verdict;
 
 /* Judges; the oracle must be sharp (max bound <= sharpness x the
@@ -160,6 +162,7 @@ typedef struct adm_replay_result {
     adm_verdict *verdicts;
     int64_t mpfr_refined;   /* oracle elements recomputed with MPFR */
     int certified;          /* 0: the capture's own (user) oracle */
+    const char *assumption; /* adm_oracle_result.assumption */
 } adm_replay_result;
 
 /* Evaluates the oracle of the capture's op (or takes the user's /oracle for

@@ -701,6 +701,7 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
                         adm_shape_str(in->ref->ndim, in->ref->shape, a, sizeof a),
                         adm_shape_str(in->oracle->ndim, in->oracle->shape, b, sizeof b));
     v->oracle_certified = in->oracle_certified;
+    v->oracle_assumption = in->oracle_certified ? in->oracle_assumption : NULL;
 #pragma omp parallel for reduction(max : maxb) schedule(static)
     for (int64_t i = 0; i < n; i++) {
         double bb = ((const double *)in->bound->data)[i];

@@ -52,6 +52,7 @@ adm_status adm_harness_replay(const adm_capture *c, const adm_oracle_config *ocf
         oc = orc.has_cond ? &orc.cond : NULL;
         out->certified = 1;
         out->mpfr_refined = orc.mpfr_refined;
+        out->assumption = orc.assumption;
     } else {
         ov = adm_capture_oracle(c);
         if (!ov) return ADM_FAIL(ADM_ERR_FORMAT, "%s: op '%s' is not in the catalog and there is no '/oracle'", path,
@@ -89,6 +90,7 @@ adm_status adm_harness_replay(const adm_capture *c, const adm_oracle_config *ocf
         in.bound = ob;
         in.cond = oc; /* a user oracle has none: the ulp form is reported, not gated */
         in.oracle_certified = out->certified;
+        in.oracle_assumption = out->assumption;
         in.ref = ref;
         in.cand = cand.tensor;
         in.special = so;

@@ -218,6 +218,7 @@ adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_t
     ji.bound = &orc.bound;
     ji.cond = orc.has_cond ? &orc.cond : NULL;
     ji.oracle_certified = 1;
+    ji.oracle_assumption = orc.assumption;
     ji.ref = &r;
     ji.cand = &c;
     ji.ref_decl = &ref->decl;

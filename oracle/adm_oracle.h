@@ -125,6 +125,15 @@ typedef struct adm_oracle_result {
     int64_t mpfr_refined;    /* elements recomputed with MPFR */
     double max_bound;        /* over finite values */
     int certified;           /* 0 when the value is a user's evaluation */
+    /* What the bounds rest on besides IEEE 754 arithmetic, exact GMP sums
+     * and MPFR's correctly rounded functions: NULL when nothing (the
+     * bounds are proven), else a phrase naming the math library functions
+     * whose accuracy the fp64 bounds assume, such as "assuming libm's exp
+     * within 1 ulp" (the op calls exp or erfc and some element kept its
+     * fp64 bound). Such an assumption is checked against MPFR on hard
+     * cases and dense samples (tests/check_oracle.c, case Libm), not
+     * proven. A static string. */
+    const char *assumption;
     int on_gpu;              /* the fp64 pass ran on the GPU */
 } adm_oracle_result;
 

@@ -82,7 +82,7 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
                     for (int64_t j = 0; j < tend; j++) {
                         double d = sc[j] - m;
                         if (d >= -745.0) etamax = fmax(etamax, (1.01 * fabs(d) + ADM_LIBM_EXP_U + 1.0) * ADM_U);
-                        p[j] = exp(d);
+                        p[j] = ADM_EXP(d);
                         sum += p[j];
                     }
                     for (int64_t j = 0; j < tend; j++) p[j] /= sum;

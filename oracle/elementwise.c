@@ -15,58 +15,6 @@ double adm_o_gelu_tanh(double x, double *err) { return adm_fn_gelu_tanh(x, err);
 double adm_o_gelu_erf(double x, double *err) { return adm_fn_gelu_erf(x, err); }
 double adm_o_silu(double x, double *err) { return adm_fn_silu(x, err); }
 
-/* MPFR: the same functions at the precision of y (the intermediate
- * working precision is y's plus 32 bits; every step is correctly rounded,
- * and none cancels, so the result is within a few units of 2^-prec). */
-void adm_o_gelu_tanh_mpfr(mpfr_t y, const mpfr_t x)
-{
-    mpfr_prec_t p = mpfr_get_prec(y) + 32;
-    mpfr_t t, c, a;
-    if (mpfr_inf_p(x) && mpfr_sgn(x) < 0) { mpfr_set_zero(y, -1); return; }
-    mpfr_inits2(p, t, c, a, (mpfr_ptr)0);
-    mpfr_set_str(a, "0.044715", 10, MPFR_RNDN);
-    mpfr_const_pi(c, MPFR_RNDN);
-    mpfr_ui_div(c, 2, c, MPFR_RNDN);
-    mpfr_sqrt(c, c, MPFR_RNDN);               /* sqrt(2/pi) */
-    mpfr_pow_ui(t, x, 3, MPFR_RNDN);
-    mpfr_mul(t, t, a, MPFR_RNDN);
-    mpfr_add(t, t, x, MPFR_RNDN);
-    mpfr_mul(t, t, c, MPFR_RNDN);             /* z */
-    mpfr_mul_si(t, t, -2, MPFR_RNDN);
-    mpfr_exp(t, t, MPFR_RNDN);
-    mpfr_add_ui(t, t, 1, MPFR_RNDN);
-    mpfr_div(y, x, t, MPFR_RNDN);
-    mpfr_clears(t, c, a, (mpfr_ptr)0);
-}
-
-void adm_o_gelu_erf_mpfr(mpfr_t y, const mpfr_t x)
-{
-    mpfr_prec_t p = mpfr_get_prec(y) + 32;
-    mpfr_t t;
-    if (mpfr_inf_p(x) && mpfr_sgn(x) < 0) { mpfr_set_zero(y, -1); return; }
-    mpfr_init2(t, p);
-    mpfr_sqrt_ui(t, 2, MPFR_RNDN);
-    mpfr_div(t, x, t, MPFR_RNDN);
-    mpfr_neg(t, t, MPFR_RNDN);
-    mpfr_erfc(t, t, MPFR_RNDN);
-    mpfr_mul(t, t, x, MPFR_RNDN);
-    mpfr_div_2ui(y, t, 1, MPFR_RNDN);
-    mpfr_clear(t);
-}
-
-void adm_o_silu_mpfr(mpfr_t y, const mpfr_t x)
-{
-    mpfr_prec_t p = mpfr_get_prec(y) + 32;
-    mpfr_t t;
-    if (mpfr_inf_p(x) && mpfr_sgn(x) < 0) { mpfr_set_zero(y, -1); return; }
-    mpfr_init2(t, p);
-    mpfr_neg(t, x, MPFR_RNDN);
-    mpfr_exp(t, t, MPFR_RNDN);
-    mpfr_add_ui(t, t, 1, MPFR_RNDN);
-    mpfr_div(y, x, t, MPFR_RNDN);
-    mpfr_clear(t);
-}
-
 static adm_status dense(const adm_tensor *t, int64_t n, double **out)
 {
     *out = malloc(sizeof **out * (size_t)(n ? n : 1));

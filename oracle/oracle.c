@@ -8,6 +8,71 @@ struct adm_oracle {
     adm_oracle_config cfg;
 };
 
+#ifdef ADM_ORACLE_TEST_HOOKS
+adm_o_mutation adm_o_mutant;
+int adm_o_libm_worst;
+
+/* The farthest double from the exact f(x) that the libm assumption allows
+ * on the side asked: N ulps of f's binade (2^-1074 below the normal
+ * range), rounded back toward f. */
+double adm_o_test_libm(int fn, double x, double r)
+{
+    mpfr_t f, t;
+    int n = fn == 0 ? ADM_LIBM_EXP_ULP : ADM_LIBM_ERFC_ULP;
+    mpfr_exp_t e;
+    if (!adm_o_libm_worst || !isfinite(x)) return r;
+    mpfr_inits2(256, f, t, (mpfr_ptr)0);
+    mpfr_set_d(t, x, MPFR_RNDN);
+    if (fn == 0) mpfr_exp(f, t, MPFR_RNDN);
+    else mpfr_erfc(f, t, MPFR_RNDN);
+    /* an exact value beyond the doubles (exp's overflow) must give inf: no room to err */
+    if (!mpfr_zero_p(f) && mpfr_number_p(f) && mpfr_get_exp(f) <= 1024) {
+        e = mpfr_get_exp(f) - 53; /* f in [2^(E-1), 2^E): ulp 2^(E-53) */
+        if (e < -1074) e = -1074;
+        mpfr_set_si_2exp(t, adm_o_libm_worst * n, e, MPFR_RNDN);
+        mpfr_add(t, f, t, MPFR_RNDN);
+        r = mpfr_get_d(t, adm_o_libm_worst > 0 ? MPFR_RNDD : MPFR_RNDU);
+    }
+    mpfr_clears(f, t, (mpfr_ptr)0);
+    return r;
+}
+
+static void mutate(const adm_o_ctx *c, double *val, double *bnd, int64_t only, int refined)
+{
+    const adm_o_mutation *m = &adm_o_mutant;
+    if (m->op != (int)adm_op_id_of(c->op) + 1 || m->refined != refined) return;
+    for (int64_t i = only < 0 ? 0 : only; i < (only < 0 ? c->numel : only + 1); i++) {
+        bnd[i] *= m->bound_factor;
+        for (int k = 0; k < m->value_ulps; k++) val[i] = nextafter(val[i], INFINITY);
+    }
+}
+#endif
+
+/* What an op's fp64 bounds assume of the math library (oracle/scalar_fns.h,
+ * where the assumption is stated); NULL: nothing, the bounds are proven. */
+#define ADM_STR_(x) #x
+#define ADM_STR(x) ADM_STR_(x)
+static const char *libm_assumption(adm_op_id id, const adm_op_params *p, int on_gpu)
+{
+    int exp_ = 0, erfc_ = 0;
+    switch (id) {
+    case OP_GELU: case OP_LINEAR_GELU:
+        if (p->gelu_tanh) exp_ = 1;
+        else erfc_ = 1;
+        break;
+    case OP_SILU: case OP_SWIGLU: case OP_SOFTMAX: case OP_ATTENTION: exp_ = 1; break;
+    case OP_RMSNORM: case OP_GROUPNORM: exp_ = p->silu; break;
+    default: break;
+    }
+    if (erfc_)
+        return on_gpu ? "assuming CUDA's erfc within " ADM_STR(ADM_LIBM_ERFC_ULP) " ulp"
+                      : "assuming libm's erfc within " ADM_STR(ADM_LIBM_ERFC_ULP) " ulp";
+    if (exp_)
+        return on_gpu ? "assuming CUDA's exp within " ADM_STR(ADM_LIBM_EXP_ULP) " ulp"
+                      : "assuming libm's exp within " ADM_STR(ADM_LIBM_EXP_ULP) " ulp";
+    return NULL;
+}
+
 void adm_oracle_config_default(adm_oracle_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -123,28 +188,75 @@ static adm_status out_shape(const adm_op *op, const adm_op_params *p, const adm_
     return adm_op_output_shape(op, p, &s, ndim, shape);
 }
 
-/* One element with MPFR: the value rounded to double, and a bound on its
- * distance to the exact value: |v - y| (computed upward at the working
- * precision) plus MPFR's own 2^(16 - prec) |y|. */
+/* An enclosure [lo, hi] of the exact value as a double and a bound:
+ * the value is the nearest double to the midpoint, the bound the larger
+ * distance to an end, rounded up. NaN ends: NaN, bound 0 (the exact value
+ * is undefined, as in fp64); an unbounded end: the bound is infinite. */
+static void enclosure_to_double(const adm_o_iv *y, double *value, double *bound)
+{
+    mpfr_prec_t p = mpfr_get_prec(y->lo);
+    mpfr_t m, d;
+    double v, b;
+    if (mpfr_nan_p(y->lo) || mpfr_nan_p(y->hi)) {
+        *value = NAN;
+        *bound = 0;
+        return;
+    }
+    if (mpfr_equal_p(y->lo, y->hi)) {
+        /* a point (exact, or infinite on both ends) */
+        mpfr_init2(d, p + 64);
+        v = mpfr_get_d(y->lo, MPFR_RNDN);
+        b = 0;
+        if (isfinite(v)) {
+            mpfr_sub_d(d, y->lo, v, MPFR_RNDA);
+            b = fabs(mpfr_get_d(d, MPFR_RNDA));
+        } else if (!mpfr_inf_p(y->lo)) {
+            b = INFINITY; /* a finite value beyond the doubles */
+        }
+        mpfr_clear(d);
+        *value = v;
+        *bound = b;
+        return;
+    }
+    mpfr_inits2(p + 2, m, d, (mpfr_ptr)0);
+    mpfr_add(m, y->lo, y->hi, MPFR_RNDN);
+    mpfr_div_2ui(m, m, 1, MPFR_RNDN);
+    v = mpfr_get_d(m, MPFR_RNDN);
+    if (mpfr_inf_p(y->lo) || mpfr_inf_p(y->hi) || isinf(v)) {
+        b = INFINITY;
+        if (mpfr_inf_p(y->lo) && mpfr_inf_p(y->hi)) v = NAN;
+    } else {
+        /* hi - v and v - lo, each rounded up (MPFR's exponent range holds them) */
+        mpfr_sub_d(d, y->hi, v, MPFR_RNDU);
+        b = mpfr_get_d(d, MPFR_RNDU);
+        mpfr_d_sub(d, v, y->lo, MPFR_RNDU);
+        b = fmax(b, mpfr_get_d(d, MPFR_RNDU));
+    }
+    mpfr_clears(m, d, (mpfr_ptr)0);
+    *value = v;
+    *bound = b;
+}
+
+/* One element exactly where its value is a sum of exact products (GMP:
+ * the nearest double and its exact distance), else with the MPFR
+ * evaluator's enclosure at `bits`. */
 static adm_status refine_mpfr(const adm_o_ctx *c, int64_t i, int bits, double *value, double *bound)
 {
-    mpfr_t y, d;
-    double v, b;
-    mpfr_init2(y, bits);
-    mpfr_init2(d, bits + 8);
-    ADM_TRY(adm_o_mpfr_element(c, i, y));
-    v = mpfr_get_d(y, MPFR_RNDN);
-    mpfr_sub_d(d, y, v, MPFR_RNDA);
-    mpfr_abs(d, d, MPFR_RNDU);
-    b = mpfr_get_d(d, MPFR_RNDU);
-    mpfr_abs(d, y, MPFR_RNDU);
-    mpfr_mul_2si(d, d, 16 - bits, MPFR_RNDU);
-    b += mpfr_get_d(d, MPFR_RNDU) + ADM_TINY;
-    mpfr_clear(y);
-    mpfr_clear(d);
-    *value = v;
-    *bound = adm_up(b);
-    return ADM_OK;
+    adm_o_exact s;
+    adm_o_iv y;
+    adm_status st;
+    adm_o_exact_init(&s);
+    if (adm_o_exact_element(c, i, &s)) {
+        *value = adm_o_exact_get_d(&s, bound);
+        adm_o_exact_clear(&s);
+        return ADM_OK;
+    }
+    adm_o_exact_clear(&s);
+    adm_o_iv_init(&y, bits);
+    st = adm_o_mpfr_element(c, i, &y);
+    if (st == ADM_OK) enclosure_to_double(&y, value, bound);
+    adm_o_iv_clear(&y);
+    return st;
 }
 
 /* The input terms one output element reads (its MPFR cost): an upper
@@ -211,6 +323,9 @@ static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_res
         for (int64_t i = 0; i < c->numel; i++) {
             if (!isfinite(val[i]) || bnd[i] <= thr) continue;
             ADM_TRY(refine_mpfr(c, i, o->cfg.mpfr_bits, &val[i], &bnd[i]));
+#ifdef ADM_ORACLE_TEST_HOOKS
+            mutate(c, val, bnd, i, 1);
+#endif
             r->mpfr_refined++;
             if (bnd[i] > thr)
                 return ADM_FAIL(ADM_ERR_RANGE, "oracle %s: element %lld = %g cannot be resolved to %g even with "
@@ -218,6 +333,7 @@ static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_res
                                 bnd[i]);
         }
     }
+    if (r->mpfr_refined == c->numel) r->assumption = NULL; /* every element proven */
     r->max_bound = 0;
     for (int64_t i = 0; i < c->numel; i++)
         if (isfinite(val[i]) && bnd[i] > r->max_bound) r->max_bound = bnd[i];
@@ -277,6 +393,9 @@ adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params 
         c.cond = r.cond.data;
     }
     if ((st = eval_dispatch(&c, r.value.data, r.bound.data)) != ADM_OK) goto fail;
+#ifdef ADM_ORACLE_TEST_HOOKS
+    mutate(&c, r.value.data, r.bound.data, -1, 0);
+#endif
     r.certified = 1;
     switch (adm_op_id_of(op)) {
     case OP_MATMUL: case OP_LINEAR: case OP_LINEAR_GELU: case OP_RELU: case OP_SCALE: case OP_GELU: case OP_SILU:
@@ -287,6 +406,7 @@ adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params 
         r.on_gpu = 0; /* reductions, norms, attention, quantize: the CPU */
         break;
     }
+    r.assumption = libm_assumption(adm_op_id_of(op), p, r.on_gpu);
     if ((st = refine(o, &c, &r, o->cfg.resolve_scale)) != ADM_OK) goto fail;
     *out = r;
     return ADM_OK;

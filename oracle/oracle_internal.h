@@ -6,6 +6,7 @@
 #include "adm_oracle.h"
 
 #include <math.h>
+#include <gmp.h>
 #include <mpfr.h>
 
 typedef enum adm_op_id {
@@ -38,10 +39,41 @@ double adm_o_silu(double x, double *err);
 #define ADM_GELU_LIPSCHITZ 1.15
 #define ADM_SILU_LIPSCHITZ 1.11
 
-/* MPFR counterparts at the precision of y. */
-void adm_o_gelu_tanh_mpfr(mpfr_t y, const mpfr_t x);
-void adm_o_gelu_erf_mpfr(mpfr_t y, const mpfr_t x);
-void adm_o_silu_mpfr(mpfr_t y, const mpfr_t x);
+/* Exact sums of products (oracle/exact.c): M 2^e, M a GMP integer; an
+ * infinite or NaN term makes the sum that IEEE value (has_special). */
+typedef struct adm_o_exact {
+    mpz_t m;
+    long e;
+    mpz_t t;          /* scratch */
+    double special;
+    int has_special;
+} adm_o_exact;
+void adm_o_exact_init(adm_o_exact *x);
+void adm_o_exact_clear(adm_o_exact *x);
+void adm_o_exact_zero(adm_o_exact *x);
+void adm_o_exact_add(adm_o_exact *x, double a);
+void adm_o_exact_add_prod(adm_o_exact *x, double a, double b);
+void adm_o_exact_add_prod3(adm_o_exact *x, double a, double b, double c);
+/* x += scale * y */
+void adm_o_exact_add_exact(adm_o_exact *x, const adm_o_exact *y, long scale);
+/* the bits of M: the precision that holds the sum exactly */
+mpfr_prec_t adm_o_exact_prec(const adm_o_exact *x);
+/* r = the sum rounded in direction rnd at r's precision */
+int adm_o_exact_get_fr(mpfr_t r, const adm_o_exact *x, mpfr_rnd_t rnd);
+/* The sum rounded to the nearest double, and in *dist_up |that - sum|
+ * rounded up (0 for an infinite or NaN sum). */
+double adm_o_exact_get_d(const adm_o_exact *x, double *dist_up);
+
+/* Closed intervals of MPFR numbers, for the MPFR evaluator
+ * (oracle/mpfr_eval.c): lo rounded down, hi up, at every step. */
+typedef struct adm_o_iv { mpfr_t lo, hi; } adm_o_iv;
+void adm_o_iv_init(adm_o_iv *a, mpfr_prec_t p);
+void adm_o_iv_clear(adm_o_iv *a);
+void adm_o_iv_set_d(adm_o_iv *r, double d);
+/* Enclosures of the scalar functions at y's precision (x any interval). */
+void adm_o_gelu_tanh_iv(adm_o_iv *y, const adm_o_iv *x);
+void adm_o_gelu_erf_iv(adm_o_iv *y, const adm_o_iv *x);
+void adm_o_silu_iv(adm_o_iv *y, const adm_o_iv *x);
 
 /* Reduction geometry: output element o of a reduction over `axis` reads
  * elements outer*n*inner + j*inner + in for j < n. */
@@ -96,8 +128,32 @@ adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd);
  * [3] downloading value and bound; max bound in ms[4]. */
 adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms);
 
-/* MPFR evaluation of output element `index` at the precision of y; the
- * result is within 2^(16 - prec) relative (plus ADM_TINY) of the exact. */
-adm_status adm_o_mpfr_element(const adm_o_ctx *c, int64_t index, mpfr_t y);
+/* The MPFR evaluator (oracle/mpfr_eval.c): output element `index` as an
+ * enclosure y->lo <= exact <= y->hi at y's precision p, every step exact
+ * (GMP) or rounded outward; its width, derived there, is a few units of
+ * 2^-p times the element's sum of |terms| (not of |y|, which may cancel).
+ * NaN in both ends where the exact value is undefined (NaN inputs, 0/0). */
+adm_status adm_o_mpfr_element(const adm_o_ctx *c, int64_t index, adm_o_iv *y);
+/* The exact pre-activation x_i . w_j (+ bias_j) of a GEMM-family element. */
+void adm_o_gemm_exact(const adm_o_ctx *c, int64_t index, adm_o_exact *s);
+/* For the ops whose output is a sum of exact products (matmul, linear,
+ * row_sum, gated_residual): the exact value, and 1; else 0. */
+int adm_o_exact_element(const adm_o_ctx *c, int64_t index, adm_o_exact *s);
+
+#ifdef ADM_ORACLE_TEST_HOOKS
+/* The test copy only (tests/CMakeLists.txt builds the oracle a second time
+ * with ADM_ORACLE_TEST_HOOKS for tests/check_oracle.c; libadmit has none
+ * of this). A mutant shrinks one op's bounds or moves its values, so that
+ * the tests can show they catch it; the libm hook returns, for exp and
+ * erfc, the farthest result the assumption allows on the side asked. */
+typedef struct adm_o_mutation {
+    int op;              /* adm_op_id + 1 of the mutated op; 0: none */
+    double bound_factor; /* its bounds times this */
+    int value_ulps;      /* its values moved up by this many ulps */
+    int refined;         /* mutate the refined elements' bounds (MPFR, GMP) instead of the fp64 pass's */
+} adm_o_mutation;
+extern adm_o_mutation adm_o_mutant;
+extern int adm_o_libm_worst; /* 0: libm as is; +1 / -1: N ulps above / below the exact value */
+#endif
 
 #endif

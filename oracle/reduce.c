@@ -63,11 +63,11 @@ adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd)
                 for (int64_t j = 0; j < n; j++) {
                     double d = p[j * g.inner] - m;
                     if (d >= -745.0) etamax = fmax(etamax, (1.01 * fabs(d) + ADM_LIBM_EXP_U + 1.0) * ADM_U);
-                    sum += exp(d);
+                    sum += ADM_EXP(d);
                 }
                 for (int64_t j = 0; j < n; j++) {
                     int64_t idx = o * n * g.inner + j * g.inner + in;
-                    double d = p[j * g.inner] - m, y = exp(d) / sum;
+                    double d = p[j * g.inner] - m, y = ADM_EXP(d) / sum;
                     double eta = d >= -745.0 ? (1.01 * fabs(d) + ADM_LIBM_EXP_U + 1.0) * ADM_U : 0.0;
                     val[idx] = y;
                     if (c->cond) c->cond[idx] = fabs(y);

@@ -102,6 +102,13 @@ static const char *base(const char *p)
     return s ? s + 1 : p;
 }
 
+/* What the oracle's certificate rests on, in every report format. */
+static const char *oracle_basis(const adm_verdict *v)
+{
+    if (!v->oracle_certified) return "user oracle, uncertified";
+    return v->oracle_assumption ? v->oracle_assumption : "proven bounds";
+}
+
 void adm_report_print(const adm_report *r, FILE *f)
 {
     fprintf(f, "%s\n", r->title);
@@ -125,7 +132,7 @@ void adm_report_print(const adm_report *r, FILE *f)
             first = 0;
         }
         if (first) fprintf(f, "%s", v->tier == ADM_TIER_EXACT ? "bit-identical" : "all gates of its tier hold");
-        if (!v->oracle_certified) fprintf(f, " [user oracle, uncertified]");
+        fprintf(f, " [%s%s]", v->oracle_certified ? "certified, " : "", oracle_basis(v));
         if (!v->ulp_gated && v->n > 0) fprintf(f, " [ulp form at the token/channel scale, not gated: no condition scale]");
         if (adm_report_claim_violated(row))
             fprintf(f, row->verdict.tier > row->claim ? "  << looser than %s (unsafe)" : "  << stricter than %s (promotable)",
@@ -188,6 +195,9 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
         json_object_set_new(o, "claim", row->has_claim ? json_string(adm_tier_name(row->claim)) : json_null());
         json_object_set_new(o, "claim_holds", json_boolean(!adm_report_claim_violated(row)));
         json_object_set_new(orc, "certified", json_boolean(v->oracle_certified));
+        json_object_set_new(orc, "bounds", json_string(!v->oracle_certified ? "none"
+                                                       : v->oracle_assumption ? "assumed" : "proven"));
+        json_object_set_new(orc, "assumption", v->oracle_assumption ? json_string(v->oracle_assumption) : json_null());
         json_object_set_new(orc, "max_bound", num(v->max_bound));
         json_object_set_new(orc, "mpfr_refined", json_integer(row->mpfr_refined));
         json_object_set_new(o, "oracle", orc);
@@ -312,8 +322,8 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
         puts_(&b, "\" name=\"");
         xml(&b, row->candidate);
         puts_(&b, "\">\n");
-        snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx</system-out>\n",
-                 adm_tier_name(v->tier), v->rms_ratio, v->max_ratio, v->ulp_ratio);
+        snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx; oracle: %s</system-out>\n",
+                 adm_tier_name(v->tier), v->rms_ratio, v->max_ratio, v->ulp_ratio, oracle_basis(v));
         puts_(&b, tmp);
         if (adm_report_claim_violated(row)) {
             snprintf(tmp, sizeof tmp, "      <failure message=\"claimed %s, measured %s\">", adm_tier_name(row->claim),
@@ -395,6 +405,9 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
         puts_(&b, tmp);
         svg_hist(&b, v);
         puts_(&b, "</td><td>");
+        puts_(&b, "<i>oracle: ");
+        xml(&b, oracle_basis(v));
+        puts_(&b, "</i><br>");
         for (int g = 1; g < ADM_GATE_COUNT; g++)
             if (!v->gate[g].passed && (g != ADM_GATE_EXACT || v->tier == ADM_TIER_EXACT)) {
                 puts_(&b, "<b>");

@@ -7,11 +7,13 @@ rm -rf "$work" && mkdir -p "$work" || exit 1
 . "$(dirname "$0")/cli_lib.sh"
 cap=$src/captures/data/flux_fc1_gelu_small.h5
 expect 0 "op             linear+gelu" "output         [96, 256] fp64" "MPFR refined   0 element(s)" "wrote          $work/o.h5" \
+    "bounds         assuming libm's exp within 1 ulp" \
     -- "$admit" oracle "$cap" -o "$work/o.h5"
 expect 0 "oracle (admit, certified)" "oracle_bound" -- "$admit" capture inspect "$work/o.h5"
 expect 0 "valid admit-capture v1" -- "$admit" capture validate "$work/o.h5"
 # A scale below the fp64 bounds: MPFR refines, and says how many.
 expect 0 "resolve scale  1e-10 (given)" "MPFR refined   " -- "$admit" oracle "$src/captures/data/dit_rmsnorm.h5" --resolve 1e-10 --sharpness 1e-3
+expect 0 "bounds         proven" -- "$admit" oracle "$src/captures/data/dit_gated_residual.h5"
 out=$("$admit" oracle "$src/captures/data/dit_gated_residual.h5" --resolve 1e-12 2>&1)
 case $out in *"MPFR refined   0 "*) echo "FAIL: nothing refined at 1e-12: $out"; fails=$((fails + 1));; esac
 checks=$((checks + 1))

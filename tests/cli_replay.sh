@@ -19,12 +19,17 @@ assert len(rows) == 6 + 7, rows.keys()
 f = rows[("flux_fc1_gelu_small.h5", "fused_epilogue")]
 assert f["verdict"] == "lossless" and f["claim"] == "lossless" and f["claim_holds"], f
 assert f["oracle"]["certified"] and f["oracle"]["max_bound"] < 1e-9, f["oracle"]
+# the GELU's bounds rest on the libm assumption, the plain linear's are proven
+assert f["oracle"]["bounds"] == "assumed" and "exp within 1 ulp" in f["oracle"]["assumption"], f["oracle"]
+lin = [v for k, v in rows.items() if k[0] == "flux_fc1_linear_small.h5"][0]
+assert lin["oracle"]["bounds"] == "proven" and lin["oracle"]["assumption"] is None, lin["oracle"]
 assert f["numbers"]["rms_ratio"] < 1.0, f["numbers"]
 t = rows[("flux_fc1_gelu_small.h5", "truncate")]
 assert t["verdict"] == "high" and [g for g in t["gates"] if g["gate"] == "bias"][0]["passed"] is False
 x = ET.parse(sys.argv[2]).getroot()
 suite = x.find("testsuite")
 assert suite.get("tests") == "13" and suite.get("failures") == "0", suite.attrib
+assert "oracle: assuming libm's exp within 1 ulp" in ET.tostring(x, encoding="unicode")
 PY
 checks=$((checks + 1))
 # A high-tier fusion declared lossless: exit 1, says why, JUnit failure.
