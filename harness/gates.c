@@ -176,20 +176,42 @@ static inline double ulp_fast(adm_dtype dt, double x)
     return adm_format_ulp(dt, x);
 }
 
-double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
+/* Sums in fixed blocks merged in order: the same bits at any thread count
+ * (the scale decides which elements the oracle refines). */
+enum { SCALE_BLK = 4096 };
+
+static void scale_block(const double *o, const adm_tensor *ref, int64_t n, int64_t b, double *out)
 {
-    int64_t n = adm_tensor_numel(oracle), m = 0;
-    const double *o = oracle->data;
-    double s = 0, q = 0;
-#pragma omp parallel for reduction(+ : s, q, m) schedule(static)
-    for (int64_t i = 0; i < n; i++) {
+    double bs = 0, bq = 0, bm = 0;
+    for (int64_t i = b * SCALE_BLK; i < n && i < (b + 1) * SCALE_BLK; i++) {
         double r = adm_tensor_get(ref, i), rr;
         if (!isfinite(o[i]) || !isfinite(r)) continue;
         rr = round_fast(ref->dtype, o[i]);
-        s += (r - o[i]) * (r - o[i]);
-        if (isfinite(rr)) q += (rr - o[i]) * (rr - o[i]);
-        m++;
+        bs += (r - o[i]) * (r - o[i]);
+        if (isfinite(rr)) bq += (rr - o[i]) * (rr - o[i]);
+        bm += 1;
     }
+    out[0] = bs;
+    out[1] = bq;
+    out[2] = bm;
+}
+
+double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
+{
+    int64_t n = adm_tensor_numel(oracle), m = 0, nb = (n + SCALE_BLK - 1) / SCALE_BLK;
+    const double *o = oracle->data;
+    double s = 0, q = 0, one[3], *part = malloc(sizeof *part * (size_t)(3 * nb + 1));
+    if (part) {
+#pragma omp parallel for schedule(static)
+        for (int64_t b = 0; b < nb; b++) scale_block(o, ref, n, b, part + 3 * b);
+    }
+    for (int64_t b = 0; b < nb; b++) { /* without memory for the partials: serially, in the same order */
+        const double *pb = part ? part + 3 * b : (scale_block(o, ref, n, b, one), one);
+        s += pb[0];
+        q += pb[1];
+        m += (int64_t)pb[2];
+    }
+    free(part);
     return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
 }
 
@@ -215,7 +237,6 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
     double er2 = 0, ec2 = 0, maxr = 0, maxc = 0, q2 = 0, maxq = 0, ur2 = 0, uc2 = 0, uq2 = 0;
     double sr = 0, sc = 0, tr = 0, tc = 0, gr = 0, gc = 0, o2 = 0, tr2 = 0, tc2 = 0;
     double D, Dmax, Du, *colrms = NULL;
-    int oom = 0;
     adm_status st = ADM_OK;
     /* ulps are measured at the element's condition scale max(|o|, cond):
      * the magnitude of the terms it is computed from, the scale every
@@ -232,86 +253,97 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
             if (isfinite(x)) colrms[j] += x * x;
         }
     for (int64_t j = 0; j < N; j++) colrms[j] = sqrt(colrms[j] / (double)(R ? R : 1));
-    /* One pass, rows shared among threads: each thread keeps its own
-     * channel sums and merges them at the end. */
-#pragma omp parallel reduction(+ : er2, ec2, q2, ur2, uc2, uq2, sr, sc, tr, tc, gr, gc, o2, tr2, tc2, m) \
-    reduction(max : maxr, maxc, maxq)
+    /* One pass in fixed blocks of RB rows, whatever the thread count: each
+     * block keeps its own partial sums (scalars, channels, histogram), and
+     * the partials are merged in block order, so the same inputs give the
+     * same bits with 1 or 16 threads (floating-point addition is not
+     * associative; OpenMP's reduction order follows the thread count). */
     {
-        double *tch = adm_h_calloc((size_t)(2 * N + 1), sizeof(double));
-        int64_t *tcn = adm_h_calloc((size_t)(N + 1), sizeof(int64_t)), th[2][ADM_HIST_BINS];
-        memset(th, 0, sizeof th);
-        if (!tch || !tcn) {
-#pragma omp atomic write
-            oom = 1;
+        enum { RB = 64, NS = 19 };
+        int64_t nb = (R + RB - 1) / RB;
+        double *ps = adm_h_calloc((size_t)(nb * NS + 1), sizeof(double));
+        double *pc = adm_h_calloc((size_t)(nb * 3 * N + 1), sizeof(double));
+        int64_t *ph = adm_h_calloc((size_t)(nb * 2 * ADM_HIST_BINS + 1), sizeof(int64_t));
+        if (!ps || !pc || !ph) {
+            free(ps); free(pc); free(ph);
+            goto nomem;
         }
-#pragma omp for schedule(static)
-        for (int64_t row = 0; row < R; row++) {
-            double rr = 0, floor_;
-            if (!tch || !tcn) continue;
-            for (int64_t j = 0; j < N && !cnd; j++) {
-                double x = o[row * N + j];
-                if (isfinite(x)) rr += x * x;
-            }
-            floor_ = sqrt(rr / (double)N);
-            for (int64_t j = 0; j < N; j++) {
-                int64_t i = row * N + j;
-                double r = at(rd, i), c = at(cd, i), er, ec, q, u, sg, oi = o[i];
-                if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) continue;
-                er = r - oi;
-                ec = c - oi;
-                q = round_fast(fmt, oi) - oi;
-                if (cnd) /* a non-finite scale (an overflowed sum of |terms|): the element's own */
-                    u = 1.0 / ulp_fast(fmt, isfinite(cnd[i]) ? fmax(fabs(oi), cnd[i]) : fabs(oi));
-                else
-                    u = 1.0 / ulp_fast(fmt, fmax(fabs(oi), fmin(floor_, colrms[j]) / 4)); /* a power of two */
-                sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
-                er2 += er * er;
-                ec2 += ec * ec;
-                q2 += q * q;
-                maxr = fmax(maxr, fabs(er));
-                maxc = fmax(maxc, fabs(ec));
-                maxq = fmax(maxq, fabs(q));
-                ur2 += (er * u) * (er * u);
-                uc2 += (ec * u) * (ec * u);
-                th[0][hist_bin(er * u)]++;
-                th[1][hist_bin(ec * u)]++;
-                uq2 += (q * u) * (q * u);
-                sr += er;
-                sc += ec;
-                tr += er * sg;
-                tc += ec * sg;
-                tr2 += er * er * sg * sg;
-                tc2 += ec * ec * sg * sg;
-                gr += er * oi;
-                gc += ec * oi;
-                o2 += oi * oi;
-                tch[2 * j] += er;
-                tch[2 * j + 1] += ec;
-                tcn[j]++;
-                rws[2 * row] += er;
-                rws[2 * row + 1] += ec;
-                rwn[row]++;
-                m++;
-            }
-        }
-        if (tch && tcn) {
-#pragma omp critical
-            {
+#pragma omp parallel for schedule(static)
+        for (int64_t bk = 0; bk < nb; bk++) {
+            double *S = ps + bk * NS, *C = pc + bk * 3 * N;
+            int64_t *H = ph + bk * 2 * ADM_HIST_BINS;
+            for (int64_t row = bk * RB; row < R && row < (bk + 1) * RB; row++) {
+                double rr = 0, floor_;
+                for (int64_t j = 0; j < N && !cnd; j++) {
+                    double x = o[row * N + j];
+                    if (isfinite(x)) rr += x * x;
+                }
+                floor_ = sqrt(rr / (double)N);
                 for (int64_t j = 0; j < N; j++) {
-                    chs[2 * j] += tch[2 * j];
-                    chs[2 * j + 1] += tch[2 * j + 1];
-                    chn[j] += tcn[j];
-                }
-                for (int b = 0; b < ADM_HIST_BINS; b++) {
-                    v->hist_r[b] += th[0][b];
-                    v->hist_c[b] += th[1][b];
+                    int64_t i = row * N + j;
+                    double r = at(rd, i), c = at(cd, i), er, ec, q, u, sg, oi = o[i];
+                    if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) continue;
+                    er = r - oi;
+                    ec = c - oi;
+                    q = round_fast(fmt, oi) - oi;
+                    if (cnd) /* a non-finite scale (an overflowed sum of |terms|): the element's own */
+                        u = 1.0 / ulp_fast(fmt, isfinite(cnd[i]) ? fmax(fabs(oi), cnd[i]) : fabs(oi));
+                    else
+                        u = 1.0 / ulp_fast(fmt, fmax(fabs(oi), fmin(floor_, colrms[j]) / 4)); /* a power of two */
+                    sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
+                    S[0] += er * er;
+                    S[1] += ec * ec;
+                    S[2] += q * q;
+                    S[3] += (er * u) * (er * u);
+                    S[4] += (ec * u) * (ec * u);
+                    S[5] += (q * u) * (q * u);
+                    S[6] += er;
+                    S[7] += ec;
+                    S[8] += er * sg;
+                    S[9] += ec * sg;
+                    S[10] += er * er * sg * sg;
+                    S[11] += ec * ec * sg * sg;
+                    S[12] += er * oi;
+                    S[13] += ec * oi;
+                    S[14] += oi * oi;
+                    S[15] = fmax(S[15], fabs(er));
+                    S[16] = fmax(S[16], fabs(ec));
+                    S[17] = fmax(S[17], fabs(q));
+                    S[18] += 1;
+                    H[hist_bin(er * u)]++;
+                    H[ADM_HIST_BINS + hist_bin(ec * u)]++;
+                    C[3 * j] += er;
+                    C[3 * j + 1] += ec;
+                    C[3 * j + 2] += 1;
+                    rws[2 * row] += er;
+                    rws[2 * row + 1] += ec;
+                    rwn[row]++;
                 }
             }
         }
-        free(tch);
-        free(tcn);
+        for (int64_t bk = 0; bk < nb; bk++) {
+            const double *S = ps + bk * NS;
+            er2 += S[0]; ec2 += S[1]; q2 += S[2]; ur2 += S[3]; uc2 += S[4]; uq2 += S[5];
+            sr += S[6]; sc += S[7]; tr += S[8]; tc += S[9]; tr2 += S[10]; tc2 += S[11];
+            gr += S[12]; gc += S[13]; o2 += S[14];
+            maxr = fmax(maxr, S[15]); maxc = fmax(maxc, S[16]); maxq = fmax(maxq, S[17]);
+            m += (int64_t)S[18];
+            for (int k = 0; k < ADM_HIST_BINS; k++) {
+                v->hist_r[k] += ph[bk * 2 * ADM_HIST_BINS + k];
+                v->hist_c[k] += ph[bk * 2 * ADM_HIST_BINS + ADM_HIST_BINS + k];
+            }
+        }
+#pragma omp parallel for schedule(static)
+        for (int64_t j = 0; j < N; j++)
+            for (int64_t bk = 0; bk < nb; bk++) {
+                chs[2 * j] += pc[bk * 3 * N + 3 * j];
+                chs[2 * j + 1] += pc[bk * 3 * N + 3 * j + 1];
+                chn[j] += (int64_t)pc[bk * 3 * N + 3 * j + 2];
+            }
+        free(ps);
+        free(pc);
+        free(ph);
     }
-    if (oom) goto nomem;
     v->n = m;
     if (m == 0) {
         note_gate(v, ADM_GATE_MAGNITUDE, "no element where the oracle, the reference and the candidate are all finite");
