@@ -5,8 +5,7 @@
 #define ADM_CANDIDATES_H
 
 #include "adm_core.h"
-#include "adm_harness.h"
-#include "adm_oracle.h"
+#include "adm_ops.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,45 +59,6 @@ adm_status adm_emu_nvfp4_qdq(const adm_tensor *x, adm_tensor *out);
 
 /* GELU of an fp32 value in fp32 arithmetic (PyTorch's opmath formulas). */
 float adm_emu_gelu_f32(float x, adm_gelu_kind k);
-
-/* ------------------------------------------------------------------ */
-/* The registry: implementations per op, reference path first           */
-/* ------------------------------------------------------------------ */
-
-/* Runs on the op's inputs (aligned with the catalog's input list, NULL for
- * an absent optional one; any strides) and allocates out. A refusal is a
- * status other than ADM_OK, with out untouched. */
-struct adm_impl;
-typedef adm_status (*adm_impl_run)(const struct adm_impl *self, const adm_op_params *p, const adm_tensor *const *in,
-                                   adm_tensor *out);
-
-typedef struct adm_impl {
-    const char *op;           /* catalog op */
-    const char *name;         /* unique per op */
-    const char *backend;      /* "cpu", "cuda", "plugin", "stored" */
-    adm_decl decl;            /* static declarations (gate 6) */
-    adm_impl_run run;
-    const char *what;         /* one line: what it emulates */
-    const void *ctx;          /* the backend's own (a plugin's entry) */
-} adm_impl;
-
-int adm_impl_count(void);
-const adm_impl *adm_impl_at(int i);
-/* NULL when the op has no implementation of that name. */
-const adm_impl *adm_impl_find(const char *op, const char *name);
-/* The op's reference path (the first registered). */
-const adm_impl *adm_impl_reference(const char *op);
-
-/* A kernel from a plugin (candidates/plugin.h): path.so and its name.
- * Any ABI version from 1 up to ADM_PLUGIN_ABI_VERSION with a struct at
- * least that version's documented size loads; a missing file or symbol,
- * version 0 or a newer version, or a smaller struct is refused with a
- * message naming the file. */
-adm_status adm_plugin_load(const char *path, const char *name, const adm_impl **out);
-void adm_plugin_free(const adm_impl *impl);
-/* "eager" from the registry, or "path.so:name" from a plugin; a plugin's
- * impl must be freed with adm_plugin_free. */
-adm_status adm_impl_resolve(const char *op, const char *spec, const adm_impl **out);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #define ADM_HARNESS_H
 
 #include "adm_core.h"
+#include "adm_ops.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,16 +31,6 @@ enum {
 };
 const char *adm_gate_name(int gate);
 
-/* Static declarations of an implementation (gate 6). ADM_DTYPE_INVALID,
- * a negative ulps or stable = -1: not declared. */
-typedef struct adm_decl {
-    adm_dtype accumulator;
-    adm_dtype operand;
-    adm_dtype intermediate;
-    double transcendental_ulps;
-    int stable;
-} adm_decl;
-void adm_decl_undeclared(adm_decl *d);
 
 /* What reads the output (gate 5). */
 typedef enum adm_reader_kind {
@@ -177,9 +168,6 @@ void adm_replay_result_free(adm_replay_result *r);
 /* Run: executing implementations on a capture's inputs and probes       */
 /* ------------------------------------------------------------------ */
 
-struct adm_impl;
-struct adm_op;
-struct adm_op_params;
 
 typedef struct adm_run_result {
     adm_verdict verdict;
@@ -200,11 +188,11 @@ adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out);
  * absent one) fit the op under these parameters, else ADM_ERR_SHAPE saying
  * which input is missing, extra or of the wrong shape. adm_harness_run
  * checks it before any implementation reads an input. */
-adm_status adm_harness_check_inputs(const struct adm_op *op, const struct adm_op_params *p,
+adm_status adm_harness_check_inputs(const adm_op *op, const adm_op_params *p,
                                     const adm_tensor *const *inputs);
 
-adm_status adm_harness_run(const struct adm_op *op, const struct adm_op_params *p, const adm_tensor *const *inputs,
-                           const struct adm_impl *ref, const struct adm_impl *cand, const adm_reader *reader,
+adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                           const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
                            const adm_gate_config *gcfg, adm_run_result *out);
 
 #ifdef __cplusplus

@@ -1,6 +1,5 @@
 /* Run: implementations on a capture's inputs, on special-value probes and
  * on non-contiguous views, then the gates. */
-#include "adm_candidates.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
 

@@ -1,73 +1,15 @@
-/* admit oracle: the op catalog.
- *
- * Each op names its parameters (parsed from the JSON a capture or a fusion
- * table carries), its inputs, and a shape rule. The shape rule is what the
- * capture validator applies to a file before anything is computed from it.
+/* admit oracle: the exact evaluation of the op catalog (adm_ops.h) in fp64
+ * with a certified bound per element, MPFR where fp64 is not sharp enough.
  */
 #ifndef ADM_ORACLE_H
 #define ADM_ORACLE_H
 
 #include "adm_core.h"
+#include "adm_ops.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define ADM_OP_MAX_INPUTS 6
-
-typedef enum adm_qscheme {
-    ADM_Q_NONE = 0,
-    ADM_Q_FP8_TENSOR,   /* fp8 e4m3, one fp32 scale amax/448 per tensor */
-    ADM_Q_FP8_ROW,      /* fp8 e4m3, one fp32 scale per row */
-    ADM_Q_NVFP4         /* e2m1 values, e4m3 scales per 16, fp32 global amax/(6*448) */
-} adm_qscheme;
-
-/* Every parameter of every op, with its default; an op reads the ones it
- * declares and refuses any other key. */
-typedef struct adm_op_params {
-    int axis;            /* row_sum, mean_sq, softmax; default -1 */
-    double factor;       /* scale */
-    int gelu_tanh;       /* gelu, linear+gelu: approximate="tanh" (1) or "none" (0) */
-    double eps;          /* rmsnorm 1e-6, layernorm/groupnorm 1e-5, linear_attention 1e-6 */
-    int modulate;        /* layernorm: y*(1+scale)+shift */
-    int groups;          /* groupnorm */
-    int silu;            /* groupnorm, rmsnorm: SiLU after the affine (VAE decoders) */
-    int channels_last;   /* groupnorm: x is [B, L, C] rather than [B, C, L] */
-    int causal;          /* attention */
-    double attn_scale;   /* attention: 0 means 1/sqrt(D) */
-    adm_qscheme scheme;  /* quantize */
-    const char *json;    /* the text parsed (borrowed from the caller), for plugins */
-} adm_op_params;
-
-typedef struct adm_op adm_op;
-
-/* The shapes handed to a shape rule, aligned with the op's input list. */
-typedef struct adm_op_shapes {
-    int present[ADM_OP_MAX_INPUTS];
-    int ndim[ADM_OP_MAX_INPUTS];
-    int64_t shape[ADM_OP_MAX_INPUTS][ADM_MAX_DIMS];
-} adm_op_shapes;
-
-const adm_op *adm_op_find(const char *name);
-int adm_op_count(void);
-const adm_op *adm_op_at(int i);
-const char *adm_op_name(const adm_op *op);
-int adm_op_input_count(const adm_op *op);
-const char *adm_op_input_name(const adm_op *op, int i);
-int adm_op_input_optional(const adm_op *op, int i);
-/* Index of the input called name, or -1. */
-int adm_op_input_index(const adm_op *op, const char *name);
-
-/* Parses a JSON object ("" or NULL means {}) into p, applying defaults.
- * An unknown key, a wrong type or an out-of-range value is refused with a
- * message that names the key. */
-adm_status adm_op_params_parse(const adm_op *op, const char *json, adm_op_params *p);
-/* The output shape the op produces from these inputs, or ADM_ERR_SHAPE
- * naming the input and what was expected. Also checks that required
- * inputs are present and that parameters fit the shapes (an axis in
- * range, a group count that divides the channels). */
-adm_status adm_op_output_shape(const adm_op *op, const adm_op_params *p,
-                               const adm_op_shapes *in, int *ndim, int64_t *shape);
 
 /* ------------------------------------------------------------------ */
 /* Evaluation                                                           */

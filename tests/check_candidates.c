@@ -2,6 +2,7 @@
  * registry resolves names, the plugin loader refuses what it must. */
 #include "adm_candidates.h"
 #include "adm_capture.h"
+#include "adm_harness.h"
 #include "adm_oracle.h"
 
 #include <check.h>
