@@ -99,7 +99,7 @@ void adm_gate_config_default(adm_gate_config *c);
 typedef struct adm_gate_outcome {
     int applicable;
     int passed;
-    char reason[480];          /* one sentence when failed, a note when not applicable */
+    char reason[1024];         /* whole sentences when failed (never cut mid-word), a note when not applicable */
 } adm_gate_outcome;
 
 /* Error histograms in ulps of the output format (at the scale gate 1's ulp form uses):

@@ -96,20 +96,35 @@ static void fail_gate(adm_verdict *v, int g, const char *fmt, ...)
 #include <stdarg.h>
 static void fail_gate(adm_verdict *v, int g, const char *fmt, ...)
 {
+    static const char more[] = " More findings of this gate are left out.";
+    char sent[sizeof v->gate[g].reason];
+    char *r = v->gate[g].reason;
+    size_t used, n, room;
     va_list ap;
-    size_t used;
     if (v->gate[g].passed) {
         v->gate[g].passed = 0;
-        v->gate[g].reason[0] = '\0';
-    }
-    used = strlen(v->gate[g].reason);
-    if (used && used + 2 < sizeof v->gate[g].reason) {
-        strcat(v->gate[g].reason, " ");
-        used++;
+        r[0] = '\0';
     }
     va_start(ap, fmt);
-    vsnprintf(v->gate[g].reason + used, sizeof v->gate[g].reason - used, fmt, ap);
+    vsnprintf(sent, sizeof sent, fmt, ap);
     va_end(ap);
+    used = strlen(r);
+    n = strlen(sent);
+    /* whole sentences only, never a word cut: a sentence that does not fit
+     * is left out and the reason says so (room is kept for that note) */
+    room = sizeof v->gate[g].reason - sizeof more;
+    if (strstr(r, more)) return;
+    if (used + (used ? 1 : 0) + n < room) {
+        if (used) r[used++] = ' ';
+        memcpy(r + used, sent, n + 1);
+    } else if (used == 0) {
+        /* one sentence longer than the room: up to its last whole word */
+        while (n > 0 && (n >= room || sent[n] != ' ')) n--;
+        memcpy(r, sent, n);
+        memcpy(r + n, more, sizeof more);
+    } else {
+        memcpy(r + used, more, sizeof more);
+    }
 }
 
 static void note_gate(adm_verdict *v, int g, const char *note)

@@ -109,35 +109,68 @@ static const char *oracle_basis(const adm_verdict *v)
     return v->oracle_assumption ? v->oracle_assumption : "proven bounds";
 }
 
+/* Prints text from column `indent`, wrapped at word boundaries so that no
+ * line passes ADM_REPORT_WIDTH (a word longer than the line stands alone);
+ * `lead` is printed first in place of the indent of the first line. */
+#define ADM_REPORT_WIDTH 110
+static void print_wrapped(FILE *f, const char *lead, int indent, const char *text)
+{
+    int col = fprintf(f, "%s", lead), bol = 0; /* bol: at the start of a continuation line */
+    const char *p = text;
+    while (*p == ' ') p++;
+    while (*p) {
+        const char *w = p;
+        int len;
+        while (*p && *p != ' ') p++;
+        len = (int)(p - w);
+        if (!bol && col + 1 + len > ADM_REPORT_WIDTH && col > indent) {
+            col = fprintf(f, "\n%*s", indent, "") - 1;
+            bol = 1;
+        }
+        if (!bol) {
+            fputc(' ', f);
+            col++;
+        }
+        col += fprintf(f, "%.*s", len, w);
+        bol = 0;
+        while (*p == ' ') p++;
+    }
+    fputc('\n', f);
+}
+
 void adm_report_print(const adm_report *r, FILE *f)
 {
     fprintf(f, "%s\n", r->title);
-    fprintf(f, "%-30s %-22s %-9s %-9s %8s %8s %8s %8s  %s\n", r->source_label ? r->source_label : "capture",
-            "candidate", r->claim_label ? r->claim_label : "claim", "verdict", "rms", "max", "ulp", "mean", "why");
+    fprintf(f, "%-30s %-22s %-9s %-9s %8s %8s %8s %8s\n", r->source_label ? r->source_label : "capture",
+            "candidate", r->claim_label ? r->claim_label : "claim", "verdict", "rms", "max", "ulp", "mean");
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
         double D = fmax(v->rms_r, v->rms_round);
         int first = 1;
-        char src[256], cand[256];
+        char src[256], cand[256], note[256], lead[64];
         adm_text_escape(src, sizeof src, base(row->source));
         adm_text_escape(cand, sizeof cand, row->candidate);
-        fprintf(f, "%-30.30s %-22.22s %-9s %-9s %7.3gx %7.3gx %7.3gx %8.2g  ", src, cand,
+        /* columns cut to their width at a character, never inside an escape
+         * or a UTF-8 sequence: the escaped names are ASCII */
+        fprintf(f, "%-30.30s %-22.22s %-9s %-9s %7.3gx %7.3gx %7.3gx %8.2g", src, cand,
                 row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio,
                 v->ulp_ratio, D > 0 ? v->mean_c / D : 0.0);
-        for (int g = 1; g < ADM_GATE_COUNT; g++) {
-            if (g == ADM_GATE_EXACT && v->tier != ADM_TIER_EXACT) continue;
-            if (v->gate[g].passed) continue;
-            fprintf(f, "%s%s: %s", first ? "" : "\n        ", adm_gate_name(g), v->gate[g].reason);
-            first = 0;
-        }
-        if (first) fprintf(f, "%s", v->tier == ADM_TIER_EXACT ? "bit-identical" : "all gates of its tier hold");
-        fprintf(f, " [%s%s]", v->oracle_certified ? "certified, " : "", oracle_basis(v));
-        if (!v->ulp_gated && v->n > 0) fprintf(f, " [ulp form at the token/channel scale, not gated: no condition scale]");
         if (adm_report_claim_violated(row))
             fprintf(f, row->verdict.tier > row->claim ? "  << looser than %s (unsafe)" : "  << stricter than %s (promotable)",
                     r->claim_label ? "declared" : "the claim");
-        fprintf(f, "\n");
+        fputc('\n', f);
+        for (int g = 1; g < ADM_GATE_COUNT; g++) {
+            if (g == ADM_GATE_EXACT && v->tier != ADM_TIER_EXACT) continue;
+            if (v->gate[g].passed) continue;
+            snprintf(lead, sizeof lead, "    %s:", adm_gate_name(g));
+            print_wrapped(f, lead, 6, v->gate[g].reason);
+            first = 0;
+        }
+        snprintf(note, sizeof note, "%s[%s%s]%s", first ? (v->tier == ADM_TIER_EXACT ? "bit-identical " : "all gates of its tier hold ") : "",
+                 v->oracle_certified ? "certified, " : "", oracle_basis(v),
+                 !v->ulp_gated && v->n > 0 ? " [ulp form at the token/channel scale, not gated: no condition scale]" : "");
+        print_wrapped(f, "   ", 6, note);
     }
 }
 

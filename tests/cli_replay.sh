@@ -56,6 +56,24 @@ checks=$((checks + 1))
 expect 0 "rounded                -         exact" "[user oracle, uncertified]" "truncated              -         high" \
     -- "$admit" replay "$work/user.h5"
 
+# Reasons are whole sentences in every format (the bias reason of the
+# linear attention capture was cut at 480 bytes: "...against the r"), and
+# the terminal table wraps them at word boundaries within 110 columns.
+sana=$src/captures/data/sana_linear_attention.h5
+"$admit" replay "$sana" --json "$work/sana.json" > "$work/sana.txt"
+/usr/bin/python3 - "$work/sana.json" <<'PY' || { echo "FAIL: a reason is cut"; fails=$((fails + 1)); }
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    for g in r["gates"]:
+        if not g["passed"]:
+            assert g["reason"].endswith("."), g["reason"]
+bias = [g for g in json.load(open(sys.argv[1]))["results"][0]["gates"] if g["gate"] == "bias"][0]["reason"]
+assert "a bias confined to channels (a shifted bias vector, a channel scale)." in bias, bias
+PY
+checks=$((checks + 1))
+check "terminal lines fit in 110 columns" sh -c "! awk 'length(\$0) > 110' '$work/sana.txt' | grep -q ."
+check "the terminal keeps the whole bias reason" sh -c "tr -s '\\n ' '  ' < '$work/sana.txt' | grep -q 'a shifted bias vector, a channel scale)\\.'"
+
 # Text from inputs in the reports (R4): a capture path with markup, a
 # control character and bytes that are not UTF-8 keeps every field of the
 # JSON report and leaves the JUnit XML and the HTML well-formed.
