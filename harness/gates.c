@@ -238,27 +238,48 @@ static inline int hist_bin(double ulps)
     return 1 + (int)floor((ulps + ADM_HIST_RANGE) / w);
 }
 
-/* Gates 1 and 2. ADM_ERR_NOMEM when the statistics cannot be allocated:
- * an error, never a verdict. */
-static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, const reader_ *cd,
-                                const adm_gate_config *cfg, adm_verdict *v)
+/* The error statistics of gates 1 and 2, from one pass over the outputs. */
+typedef struct err_stats {
+    int64_t m, N, R;   /* elements where o, r and c are finite; channels; rows */
+    double er2, ec2, q2, ur2, uc2, uq2, sr, sc, tr, tc, tr2, tc2, gr, gc, o2, maxr, maxc, maxq;
+    double *chs, *rws; /* per channel, per row: the sums of e_r and e_c */
+    int64_t *chn, *rwn;
+} err_stats;
+
+static void err_stats_free(err_stats *s)
+{
+    free(s->chs);
+    free(s->rws);
+    free(s->chn);
+    free(s->rwn);
+    memset(s, 0, sizeof *s);
+}
+
+/* The pass: sums of errors, squares, ulps, signs, gains, per channel and
+ * per row, and the histograms. ADM_ERR_NOMEM when they cannot be
+ * allocated: an error, never a verdict. */
+static adm_status error_pass(const adm_judge_input *in, const reader_ *rd, const reader_ *cd, adm_verdict *v,
+                             err_stats *s)
 {
     const double *o = in->oracle->data;
     int64_t n = adm_tensor_numel(in->oracle);
-    int64_t N = in->oracle->ndim ? in->oracle->shape[in->oracle->ndim - 1] : 1, R = N ? n / N : 0, m = 0;
+    int64_t N = in->oracle->ndim ? in->oracle->shape[in->oracle->ndim - 1] : 1, R = N ? n / N : 0;
     adm_dtype fmt = in->ref->dtype;
-    double *chs = adm_h_calloc((size_t)(2 * N + 1), sizeof(double)), *rws = adm_h_calloc((size_t)(2 * R + 1), sizeof(double));
-    int64_t *chn = adm_h_calloc((size_t)(N + 1), sizeof(int64_t)), *rwn = adm_h_calloc((size_t)(R + 1), sizeof(int64_t));
-    double er2 = 0, ec2 = 0, maxr = 0, maxc = 0, q2 = 0, maxq = 0, ur2 = 0, uc2 = 0, uq2 = 0;
-    double sr = 0, sc = 0, tr = 0, tc = 0, gr = 0, gc = 0, o2 = 0, tr2 = 0, tc2 = 0;
-    double D, Dmax, Du, *colrms = NULL;
-    adm_status st = ADM_OK;
     /* ulps are measured at the element's condition scale max(|o|, cond):
      * the magnitude of the terms it is computed from, the scale every
      * path's rounding errors follow (GATES.md, gate 1). Without one (an
      * op with no sound scale, a user oracle) at max(|o|, min(rms of o over
      * its row, over its channel) / 4), reported and not gated. */
     const double *cnd = in->cond ? (const double *)in->cond->data + in->cond->offset : NULL;
+    double *chs, *rws, *colrms = NULL;
+    int64_t *chn, *rwn;
+    memset(s, 0, sizeof *s);
+    s->N = N;
+    s->R = R;
+    chs = s->chs = adm_h_calloc((size_t)(2 * N + 1), sizeof(double));
+    rws = s->rws = adm_h_calloc((size_t)(2 * R + 1), sizeof(double));
+    chn = s->chn = adm_h_calloc((size_t)(N + 1), sizeof(int64_t));
+    rwn = s->rwn = adm_h_calloc((size_t)(R + 1), sizeof(int64_t));
     if (!chs || !rws || !chn || !rwn) goto nomem;
     if (!(colrms = adm_h_calloc((size_t)(N + 1), sizeof(double)))) goto nomem;
     v->ulp_gated = cnd != NULL;
@@ -338,11 +359,11 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
         }
         for (int64_t bk = 0; bk < nb; bk++) {
             const double *S = ps + bk * NS;
-            er2 += S[0]; ec2 += S[1]; q2 += S[2]; ur2 += S[3]; uc2 += S[4]; uq2 += S[5];
-            sr += S[6]; sc += S[7]; tr += S[8]; tc += S[9]; tr2 += S[10]; tc2 += S[11];
-            gr += S[12]; gc += S[13]; o2 += S[14];
-            maxr = fmax(maxr, S[15]); maxc = fmax(maxc, S[16]); maxq = fmax(maxq, S[17]);
-            m += (int64_t)S[18];
+            s->er2 += S[0]; s->ec2 += S[1]; s->q2 += S[2]; s->ur2 += S[3]; s->uc2 += S[4]; s->uq2 += S[5];
+            s->sr += S[6]; s->sc += S[7]; s->tr += S[8]; s->tc += S[9]; s->tr2 += S[10]; s->tc2 += S[11];
+            s->gr += S[12]; s->gc += S[13]; s->o2 += S[14];
+            s->maxr = fmax(s->maxr, S[15]); s->maxc = fmax(s->maxc, S[16]); s->maxq = fmax(s->maxq, S[17]);
+            s->m += (int64_t)S[18];
             for (int k = 0; k < ADM_HIST_BINS; k++) {
                 v->hist_r[k] += ph[bk * 2 * ADM_HIST_BINS + k];
                 v->hist_c[k] += ph[bk * 2 * ADM_HIST_BINS + ADM_HIST_BINS + k];
@@ -359,21 +380,29 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
         free(pc);
         free(ph);
     }
-    v->n = m;
-    if (m == 0) {
-        note_gate(v, ADM_GATE_MAGNITUDE, "no element where the oracle, the reference and the candidate are all finite");
-        note_gate(v, ADM_GATE_BIAS, "no finite elements to judge");
-        goto done;
-    }
-    v->rms_r = sqrt(er2 / (double)m);
-    v->rms_c = sqrt(ec2 / (double)m);
-    v->max_r = maxr;
-    v->max_c = maxc;
-    v->rms_round = sqrt(q2 / (double)m);
-    v->max_round = maxq;
-    v->ulp_rms_r = sqrt(ur2 / (double)m);
-    v->ulp_rms_c = sqrt(uc2 / (double)m);
-    v->ulp_rms_round = sqrt(uq2 / (double)m);
+    free(colrms);
+    return ADM_OK;
+nomem:
+    free(colrms);
+    err_stats_free(s);
+    return ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the statistics of %lld rows x %lld channels",
+                    (long long)R, (long long)N);
+}
+
+/* Gate 1: RMS, max and ulp errors against the reference path's. */
+static void gate_magnitude(const err_stats *s, const adm_gate_config *cfg, adm_dtype fmt, adm_verdict *v)
+{
+    int64_t m = s->m;
+    double D, Dmax, Du;
+    v->rms_r = sqrt(s->er2 / (double)m);
+    v->rms_c = sqrt(s->ec2 / (double)m);
+    v->max_r = s->maxr;
+    v->max_c = s->maxc;
+    v->rms_round = sqrt(s->q2 / (double)m);
+    v->max_round = s->maxq;
+    v->ulp_rms_r = sqrt(s->ur2 / (double)m);
+    v->ulp_rms_c = sqrt(s->uc2 / (double)m);
+    v->ulp_rms_round = sqrt(s->uq2 / (double)m);
     D = fmax(v->rms_r, v->rms_round);
     /* The reference path's maximum is one draw from its error distribution:
      * on a small output (a row sum has one element per row) an equally good
@@ -390,7 +419,6 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
     v->max_ratio = Dmax > 0 ? v->max_c / Dmax : (v->max_c > 0 ? INFINITY : 0);
     v->ulp_ratio = Du > 0 ? v->ulp_rms_c / Du : (v->ulp_rms_c > 0 ? INFINITY : 0);
 
-    /* gate 1 */
     if (v->rms_ratio > cfg->magnitude_limit)
         fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error %.3g is %.3gx the reference path's %.3g (limit %.2gx).",
                   v->rms_c, v->rms_ratio, D, cfg->magnitude_limit);
@@ -402,17 +430,21 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
         fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error in %s ulps at the condition scale %.3g is %.3gx the reference "
                   "path's %.3g (limit %.2gx): the elements of small magnitude carry larger errors.",
                   adm_dtype_name(fmt), v->ulp_rms_c, v->ulp_ratio, Du, cfg->magnitude_limit);
+}
 
-    /* gate 2: each statistic as an error component in output units,
-     * judged against the reference's own, with a materiality floor
-     * (bias_material x the reference RMS error) and a significance floor
-     * (bias_z standard errors). */
+/* Gate 2: each statistic as an error component in output units, judged
+ * against the reference's own, with a materiality floor (bias_material x
+ * the reference RMS error) and a significance floor (bias_z standard
+ * errors). */
+static void gate_bias(const err_stats *s, const adm_gate_config *cfg, adm_verdict *v)
+{
+    double D = fmax(v->rms_r, v->rms_round);
     {
-        double md = (double)m, mr = sr / md, mc = sc / md, sdr = sqrt(fmax(0, er2 / md - mr * mr)),
-               sdc = sqrt(fmax(0, ec2 / md - mc * mc)), se_m = sqrt((sdr * sdr + sdc * sdc) / md);
-        double smr = tr / md, smc = tc / md, se_s = sqrt((fmax(0, tr2 / md - smr * smr) + fmax(0, tc2 / md - smc * smc)) / md);
-        double orms = sqrt(o2 / md), g_r = o2 > 0 ? gr / o2 : 0, g_c = o2 > 0 ? gc / o2 : 0;
-        double se_g = o2 > 0 ? sqrt((sdr * sdr + sdc * sdc) / o2) : 0;
+        double md = (double)s->m, mr = s->sr / md, mc = s->sc / md, sdr = sqrt(fmax(0, s->er2 / md - mr * mr)),
+               sdc = sqrt(fmax(0, s->ec2 / md - mc * mc)), se_m = sqrt((sdr * sdr + sdc * sdc) / md);
+        double smr = s->tr / md, smc = s->tc / md, se_s = sqrt((fmax(0, s->tr2 / md - smr * smr) + fmax(0, s->tc2 / md - smc * smc)) / md);
+        double orms = sqrt(s->o2 / md), g_r = s->o2 > 0 ? s->gr / s->o2 : 0, g_c = s->o2 > 0 ? s->gc / s->o2 : 0;
+        double se_g = s->o2 > 0 ? sqrt((sdr * sdr + sdc * sdc) / s->o2) : 0;
         double floor = cfg->bias_material * D;
         v->mean_r = mr;
         v->mean_c = mc;
@@ -436,18 +468,18 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
         {
             double cr = 0, cc = 0, rr = 0, rc = 0;
             int64_t nc = 0, nr = 0;
-            for (int64_t j = 0; j < N; j++)
-                if (chn[j]) {
-                    double a = chs[2 * j] / (double)chn[j], b = chs[2 * j + 1] / (double)chn[j];
-                    cr += a * a - v->rms_r * v->rms_r / (double)chn[j];
-                    cc += b * b - v->rms_c * v->rms_c / (double)chn[j];
+            for (int64_t j = 0; j < s->N; j++)
+                if (s->chn[j]) {
+                    double a = s->chs[2 * j] / (double)s->chn[j], b = s->chs[2 * j + 1] / (double)s->chn[j];
+                    cr += a * a - v->rms_r * v->rms_r / (double)s->chn[j];
+                    cc += b * b - v->rms_c * v->rms_c / (double)s->chn[j];
                     nc++;
                 }
-            for (int64_t i = 0; i < R; i++)
-                if (rwn[i]) {
-                    double a = rws[2 * i] / (double)rwn[i], b = rws[2 * i + 1] / (double)rwn[i];
-                    rr += a * a - v->rms_r * v->rms_r / (double)rwn[i];
-                    rc += b * b - v->rms_c * v->rms_c / (double)rwn[i];
+            for (int64_t i = 0; i < s->R; i++)
+                if (s->rwn[i]) {
+                    double a = s->rws[2 * i] / (double)s->rwn[i], b = s->rws[2 * i + 1] / (double)s->rwn[i];
+                    rr += a * a - v->rms_r * v->rms_r / (double)s->rwn[i];
+                    rc += b * b - v->rms_c * v->rms_c / (double)s->rwn[i];
                     nr++;
                 }
             v->chan_r = nc ? sqrt(fmax(0, cr / (double)nc)) : 0;
@@ -463,17 +495,24 @@ static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, co
                           "path's %.3g: a bias confined to tokens.", v->row_c, v->row_r);
         }
     }
-done:
-    free(colrms);
-    free(chs);
-    free(rws);
-    free(chn);
-    free(rwn);
-    return st;
-nomem:
-    st = ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the statistics of %lld rows x %lld channels",
-                  (long long)R, (long long)N);
-    goto done;
+}
+
+/* Gates 1 and 2. */
+static adm_status gates_numeric(const adm_judge_input *in, const reader_ *rd, const reader_ *cd,
+                                const adm_gate_config *cfg, adm_verdict *v)
+{
+    err_stats s;
+    ADM_TRY(error_pass(in, rd, cd, v, &s));
+    v->n = s.m;
+    if (s.m == 0) {
+        note_gate(v, ADM_GATE_MAGNITUDE, "no element where the oracle, the reference and the candidate are all finite");
+        note_gate(v, ADM_GATE_BIAS, "no finite elements to judge");
+    } else {
+        gate_magnitude(&s, cfg, in->ref->dtype, v);
+        gate_bias(&s, cfg, v);
+    }
+    err_stats_free(&s);
+    return ADM_OK;
 }
 
 /* ------------------------------------------------------------ gate 3 */
