@@ -60,6 +60,27 @@ adm_status adm_emu_nvfp4_qdq(const adm_tensor *x, adm_tensor *out);
 /* GELU of an fp32 value in fp32 arithmetic (PyTorch's opmath formulas). */
 float adm_emu_gelu_f32(float x, adm_gelu_kind k);
 
+/* Scaled dot-product attention as real kernels compute it
+ * (candidates/attention_emu.c says where each rounds): out has q's dtype. */
+typedef enum adm_attn_path {
+    ADM_ATTN_MATH = 0,   /* PyTorch SDPA math backend (fp32 upcast, the default since 2.5) */
+    ADM_ATTN_MATH_BF16,  /* the math backend with fp16/bf16 reductions allowed: every intermediate in bf16 */
+    ADM_ATTN_FLASH,      /* FlashAttention-2's forward (the flash backend on sm80/sm90) */
+    ADM_ATTN_TILED       /* an online softmax over 64-key tiles in order (the memory-efficient backend's structure) */
+} adm_attn_path;
+adm_status adm_emu_attention(const adm_op_params *p, const adm_tensor *const *in, adm_attn_path path,
+                             adm_tensor *out);
+
+/* A row sum along p->axis in fp32 (out fp32, x.sum(axis, dtype=float32)). */
+typedef enum adm_sum_order {
+    ADM_SUM_PAIRWISE = 0,      /* a balanced tree of fp32 additions */
+    ADM_SUM_SEQUENTIAL,        /* one fp32 accumulator in index order */
+    ADM_SUM_WARP,              /* 32 lanes over the elements j = lane mod 32, then a tree across the lanes */
+    ADM_SUM_BF16_ACC           /* the running sum rounded to bf16 after every add */
+} adm_sum_order;
+adm_status adm_emu_row_sum(const adm_op_params *p, const adm_tensor *const *in, adm_sum_order order,
+                           adm_tensor *out);
+
 #ifdef __cplusplus
 }
 #endif

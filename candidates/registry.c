@@ -123,6 +123,26 @@ static adm_status la_fp32(const adm_impl *self, const adm_op_params *p, const ad
 static adm_status la_bf16(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
 { (void)self; return adm_emu_linear_attention(p, in, 1, out); }
 
+static adm_status at_math(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_attention(p, in, ADM_ATTN_MATH, out); }
+static adm_status at_math_bf16(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_attention(p, in, ADM_ATTN_MATH_BF16, out); }
+static adm_status at_flash(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_attention(p, in, ADM_ATTN_FLASH, out); }
+static adm_status at_tiled(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_attention(p, in, ADM_ATTN_TILED, out); }
+
+/* ---- row sums */
+
+static adm_status rs_pairwise(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_row_sum(p, in, ADM_SUM_PAIRWISE, out); }
+static adm_status rs_sequential(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_row_sum(p, in, ADM_SUM_SEQUENTIAL, out); }
+static adm_status rs_bf16(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_row_sum(p, in, ADM_SUM_BF16_ACC, out); }
+static adm_status rs_warp(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{ (void)self; return adm_emu_row_sum(p, in, ADM_SUM_WARP, out); }
+
 /* accumulator, operand, intermediate, transcendental ulps, stable */
 #define D_REF {ADM_FP32, ADM_BF16, ADM_FP32, 2, 1}
 #define D_BF16ACC {ADM_BF16, ADM_BF16, ADM_FP32, 2, 1}
@@ -131,6 +151,8 @@ static adm_status la_bf16(const adm_impl *self, const adm_op_params *p, const ad
 #define D_FP4 {ADM_FP32, ADM_E2M1, ADM_FP32, 2, 1}
 #define D_PROMOTED {ADM_FP32, ADM_FP32, ADM_FP32, 2, 1}
 #define D_BF16GEMM {ADM_FP32, ADM_BF16, ADM_BF16, 2, 1}
+#define D_SUM {ADM_FP32, ADM_FP32, ADM_FP32, 0, 1}      /* no transcendentals */
+#define D_SUM_BF16 {ADM_BF16, ADM_FP32, ADM_FP32, 0, 1}
 
 static const adm_impl registry[] = {
     {"linear+gelu", "eager", "cpu", D_REF, lg_eager, "GEMM (fp32 accumulate) -> bf16, + bias -> bf16, GELU in fp32 -> bf16", NULL},
@@ -164,6 +186,14 @@ static const adm_impl registry[] = {
     {"gated_residual", "early_round", "cpu", D_REF, gr_early, "Helios / LingBot fused gated residual: g y rounded one step earlier", NULL},
     {"linear_attention", "eager_fp32", "cpu", D_PROMOTED, la_fp32, "ReLU linear attention promoted to fp32 throughout", NULL},
     {"linear_attention", "bf16_gemm", "cpu", D_BF16GEMM, la_bf16, "SANA-Video: the kv state fed to the second GEMM in bf16", NULL},
+    {"attention", "math", "cpu", D_REF, at_math, "SDPA math backend (PyTorch >= 2.5): fp32 upcast, fp32 GEMMs and softmax, one rounding", NULL},
+    {"attention", "flash", "cpu", D_REF, at_flash, "FlashAttention-2 forward: key tiles (128 for D <= 64, else 64) in reverse order, online fp32 softmax, P a bf16 operand of the P V MMA", NULL},
+    {"attention", "tiled64", "cpu", D_REF, at_tiled, "online softmax over 64-key tiles in order, P a bf16 operand, one fp32 row sum, a final division", NULL},
+    {"attention", "math_bf16", "cpu", D_BF16MID, at_math_bf16, "SDPA math with fp16/bf16 reductions allowed: q sf, S, P and the output in bf16 (high-tier contrast)", NULL},
+    {"row_sum", "pairwise", "cpu", D_SUM, rs_pairwise, "fp32 sum as a balanced tree (a GPU block reduction, cascade summation)", NULL},
+    {"row_sum", "sequential", "cpu", D_SUM, rs_sequential, "fp32 sum with one accumulator in index order", NULL},
+    {"row_sum", "warp", "cpu", D_SUM, rs_warp, "fp32 sum over 32 lanes (elements j = lane mod 32), then a tree across the lanes", NULL},
+    {"row_sum", "bf16_acc", "cpu", D_SUM_BF16, rs_bf16, "the running sum rounded to bf16 after every add (high-tier contrast)", NULL},
 };
 #define N_IMPL ((int)(sizeof registry / sizeof registry[0]))
 

@@ -29,3 +29,7 @@ MODEL="Wan2.2 VAE (synthetic)" syn -o "$d/vae_rmsnorm_silu.h5" --op rmsnorm --pa
     --tokens 128 --channels 256 --seed 8 --layer decoder.upsamples.0.residual.0
 MODEL="SANA-Video (synthetic)" syn -o "$d/sana_linear_attention.h5" --op linear_attention --params '{"eps":1e-6}' \
     --tokens 128 --channels 64 --seed 9 --layer transformer_blocks.0.attn1
+MODEL="FLUX.1-dev (synthetic)" syn -o "$d/dit_attention_causal.h5" --op attention --params '{"causal":true}' \
+    --tokens 160 --channels 64 --seed 10 --layer transformer_blocks.0.attn
+MODEL="sglang admission (synthetic)" syn -o "$d/row_sum_fp32.h5" --op row_sum --params '{}' --dtype fp32 --tokens 64 \
+    --channels 512 --seed 11 --layer row_sum

@@ -486,11 +486,14 @@ static void gate_bias(const err_stats *s, const adm_gate_config *cfg, adm_verdic
             v->chan_c = nc ? sqrt(fmax(0, cc / (double)nc)) : 0;
             v->row_r = nr ? sqrt(fmax(0, rr / (double)nr)) : 0;
             v->row_c = nr ? sqrt(fmax(0, rc / (double)nr)) : 0;
-            if (nr > 1 && v->chan_c - v->chan_r > floor)
+            /* a bias confined to some channels (rows) needs more than one
+             * of each: with one row (a 1-D output) or one channel the group
+             * mean is the global mean, judged above with its significance */
+            if (nr > 1 && nc > 1 && v->chan_c - v->chan_r > floor)
                 fail_gate(v, ADM_GATE_BIAS, "Per-channel mean error has RMS %.3g beyond noise against the reference "
                           "path's %.3g: a bias confined to channels (a shifted bias vector, a channel scale).",
                           v->chan_c, v->chan_r);
-            if (nc > 1 && v->row_c - v->row_r > floor)
+            if (nc > 1 && nr > 1 && v->row_c - v->row_r > floor)
                 fail_gate(v, ADM_GATE_BIAS, "Per-row mean error has RMS %.3g beyond noise against the reference "
                           "path's %.3g: a bias confined to tokens.", v->row_c, v->row_r);
         }

@@ -103,6 +103,8 @@ static const struct { const char *op, *capture, *params; } op_captures[] = {
     {"groupnorm", "vae_groupnorm_silu.h5", NULL},
     {"gated_residual", "dit_gated_residual.h5", NULL},
     {"linear_attention", "sana_linear_attention.h5", NULL},
+    {"attention", "dit_attention_causal.h5", NULL},
+    {"row_sum", "row_sum_fp32.h5", NULL},
 };
 #define N_OP_CAPTURES ((int)(sizeof op_captures / sizeof op_captures[0]))
 
@@ -162,6 +164,14 @@ static const struct { const char *op, *name; adm_tier tier; double bound_u; } ex
      * terms in fp32, RMS error a few sqrt(n) u */
     {"mean_sq", "eager", ADM_TIER_LOSSLESS, 64},
     {"linear_attention", "eager_fp32", ADM_TIER_LOSSLESS, 16},
+    /* attention, bf16 out: one rounding, plus P rounded to bf16 (flash,
+     * tiled: 2^-9 relative on each weight): <= 1 u; fp32 row sums of 512
+     * terms in a tree: a few log(n) u */
+    {"attention", "math", ADM_TIER_LOSSLESS, 1},
+    {"attention", "flash", ADM_TIER_LOSSLESS, 1},
+    {"attention", "tiled64", ADM_TIER_LOSSLESS, 1},
+    {"row_sum", "pairwise", ADM_TIER_LOSSLESS, 64},
+    {"row_sum", "warp", ADM_TIER_LOSSLESS, 64},
     /* high: what each changes costs this much and no more (a broken
      * kernel, a flipped sign or a lost scale, is 2/u = 512 u in bf16) */
     {"linear+gelu", "bf16_accum", ADM_TIER_HIGH, 32},
@@ -174,6 +184,9 @@ static const struct { const char *op, *name; adm_tier tier; double bound_u; } ex
     {"rmsnorm", "bf16_stats", ADM_TIER_HIGH, 64},
     {"mean_sq", "bf16_accum", ADM_TIER_HIGH, 0x1p23},           /* half the statistic */
     {"linear_attention", "bf16_gemm", ADM_TIER_HIGH, 0x1p16},    /* 2^-8 relative */
+    {"attention", "math_bf16", ADM_TIER_HIGH, 8},                /* logits, weights in bf16 */
+    {"row_sum", "sequential", ADM_TIER_HIGH, 64},                /* error growing as n, not log n: 4x pairwise's */
+    {"row_sum", "bf16_acc", ADM_TIER_HIGH, 0x1p20},              /* 512 bf16 roundings of the running sum */
 };
 
 START_TEST(test_registry_runs)
@@ -515,6 +528,157 @@ START_TEST(test_plugin_versions)
 }
 END_TEST
 
+/* Attention: each path within the error bound of where it rounds, against
+ * the oracle o with its condition scale c = sum_j p_j |v_j|:
+ *   math (fp32 throughout, one output rounding): |y - o| <= ulp(|o| + d)/2 + d,
+ *     d = 2^-12 c (fp32 logits, softmax and sums: (T + D) 2^-24 relative
+ *     at most, with room);
+ *   flash, tiled (P rounded to bf16: each p within 2^-9 relative):
+ *     the same with d = 2^-12 c + 2^-9 c;
+ *   math_bf16 (q sf, S, P in bf16) is bounded by neither.
+ * The P rounding must show: flash and tiled exceed the math bound on some
+ * elements. Causal masks are top-left: row 0 attends to key 0 only, so it
+ * is v[0] exactly on every path. */
+START_TEST(test_attention_roundings)
+{
+    static const struct { int64_t S, D; int causal; } shapes[4] = {{100, 64, 0}, {96, 128, 1}, {130, 64, 1}, {64, 128, 0}};
+    static const adm_attn_path paths[4] = {ADM_ATTN_MATH, ADM_ATTN_FLASH, ADM_ATTN_TILED, ADM_ATTN_MATH_BF16};
+    static const char *names[4] = {"math", "flash", "tiled64", "math_bf16"};
+    for (int sh = 0; sh < 4; sh++) {
+        int64_t S = shapes[sh].S, D = shapes[sh].D, qs[3] = {2, S, D};
+        adm_tensor q, k, v, y;
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&q, &k, &v};
+        const adm_op *op = adm_op_find("attention");
+        adm_op_params p;
+        adm_oracle *o;
+        adm_oracle_result r;
+        ck_assert_int_eq(adm_synth_gaussian(40 + (uint64_t)sh, 1.0, ADM_BF16, 3, qs, &q), ADM_OK);
+        ck_assert_int_eq(adm_synth_gaussian(50 + (uint64_t)sh, 1.0, ADM_BF16, 3, qs, &k), ADM_OK);
+        ck_assert_int_eq(adm_synth_gaussian(60 + (uint64_t)sh, 1.0, ADM_BF16, 3, qs, &v), ADM_OK);
+        ck_assert_int_eq(adm_op_params_parse(op, shapes[sh].causal ? "{\"causal\":true}" : "{}", &p), ADM_OK);
+        ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+        ck_assert_int_eq(adm_oracle_eval(o, op, &p, in, &r), ADM_OK);
+        for (int pa = 0; pa < 4; pa++) {
+            int64_t over_math = 0, over_own = 0, n;
+            double worst = 0;
+            ck_assert_int_eq(adm_emu_attention(&p, in, paths[pa], &y), ADM_OK);
+            ck_assert_int_eq(y.dtype, ADM_BF16);
+            n = adm_tensor_numel(&y);
+            ck_assert_int_eq(n, 2 * S * D);
+            for (int64_t i = 0; i < n; i++) {
+                double ov = ((double *)r.value.data)[i], c = ((double *)r.cond.data)[i], e = fabs(adm_tensor_get(&y, i) - ov);
+                double dm = 0x1p-12 * c, dp = dm + 0x1p-9 * c;
+                double bm = adm_format_ulp(ADM_BF16, fabs(ov) + dm) / 2 + dm, bp = adm_format_ulp(ADM_BF16, fabs(ov) + dp) / 2 + dp;
+                over_math += e > bm;
+                over_own += e > (pa == 0 ? bm : bp);
+                worst = fmax(worst, e / bp);
+            }
+            printf("attention S %lld D %lld%s %-9s: %lld of %lld beyond the math path's bound, %lld beyond its own, "
+                   "worst error / flash bound %.3g\n", (long long)S, (long long)D, shapes[sh].causal ? " causal" : "",
+                   names[pa], (long long)over_math, (long long)n, (long long)over_own, worst);
+            if (pa < 3) ck_assert_int_eq(over_own, 0);
+            if (pa == 1 || pa == 2) ck_assert_int_gt(over_math, 0);
+            if (pa == 3) ck_assert_int_gt(over_own, 0);
+            if (shapes[sh].causal)
+                for (int64_t e = 0; e < D; e++) ck_assert_uint_eq(adm_tensor_bits(&y, e), adm_tensor_bits(&v, e));
+            adm_tensor_free(&y);
+        }
+        adm_oracle_result_free(&r);
+        adm_oracle_free(o);
+        adm_tensor_free(&q);
+        adm_tensor_free(&k);
+        adm_tensor_free(&v);
+    }
+}
+END_TEST
+
+/* Row sums, on values chosen so that the order shows: 1 then 63 times
+ * t = 2^-24 (exact sum 1 + 31.5 2^-23). Sequential: each 1 + t is a tie
+ * and rounds back to 1. Pairwise: the subtree holding the 1 doubles its
+ * tiny partner each level (1 + t -> 1, then + 2t, + 4t, ...: 1 + 31 2^-23).
+ * Warp: lane 0 holds 1 + t -> 1, the other lanes 2t each; the tree gives
+ * 1 + 31 2^-23 as well. bf16 accumulation: 1. And 1, 2^-9, 2^-9, 2^-9: in
+ * bf16 every add ties back to 1, fp32 keeps them. */
+START_TEST(test_row_sum_roundings)
+{
+    int64_t xs[2] = {2, 64};
+    double xv[128];
+    adm_tensor x, y;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x};
+    adm_op_params p;
+    static const double want0[4] = {1 + 31 * 0x1p-23, 1.0, 1 + 31 * 0x1p-23, 1.0};
+    static const double want1[4] = {1 + 3 * 0x1p-9, 1 + 3 * 0x1p-9, 1 + 3 * 0x1p-9, 1.0};
+    for (int i = 0; i < 64; i++) xv[i] = i == 0 ? 1.0 : 0x1p-24;
+    for (int i = 0; i < 64; i++) xv[64 + i] = i == 0 ? 1.0 : (i < 4 ? 0x1p-9 : 0.0);
+    ck_assert_int_eq(adm_tensor_from_f64(&x, ADM_FP32, 2, xs, xv, ADM_RNE, 0), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(adm_op_find("row_sum"), "{}", &p), ADM_OK);
+    for (int o = 0; o < 4; o++) {
+        ck_assert_int_eq(adm_emu_row_sum(&p, in, (adm_sum_order)o, &y), ADM_OK);
+        ck_assert_int_eq(y.dtype, ADM_FP32);
+        ck_assert_msg(adm_tensor_get(&y, 0) == want0[o], "order %d: %a", o, adm_tensor_get(&y, 0));
+        ck_assert_msg(adm_tensor_get(&y, 1) == want1[o], "order %d: %a", o, adm_tensor_get(&y, 1));
+        adm_tensor_free(&y);
+    }
+    /* along axis 0 of the transpose: the same sums */
+    {
+        adm_tensor xt;
+        ck_assert_int_eq(adm_tensor_transpose(&x, 0, 1, &xt), ADM_OK);
+        in[0] = &xt;
+        ck_assert_int_eq(adm_op_params_parse(adm_op_find("row_sum"), "{\"axis\":0}", &p), ADM_OK);
+        ck_assert_int_eq(adm_emu_row_sum(&p, in, ADM_SUM_PAIRWISE, &y), ADM_OK);
+        ck_assert(adm_tensor_get(&y, 0) == want0[0] && adm_tensor_get(&y, 1) == want1[0]);
+        adm_tensor_free(&y);
+    }
+    adm_tensor_free(&x);
+}
+END_TEST
+
+/* NaN, Inf and empty inputs through the attention and row-sum paths: a NaN
+ * in a query row makes that row NaN and leaves the others finite; an
+ * empty batch gives an empty output; unknown paths are refused. */
+START_TEST(test_attention_special)
+{
+    int64_t qs[3] = {1, 8, 16}, es[3] = {0, 8, 16}, xs[2] = {3, 4};
+    adm_tensor q, k, v, y, e;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&q, &k, &v};
+    adm_op_params p;
+    double xv[12] = {1, 2, 3, 4, NAN, 1, 1, 1, INFINITY, 1, 1, 1};
+    ck_assert_int_eq(adm_synth_gaussian(1, 1.0, ADM_BF16, 3, qs, &q), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(2, 1.0, ADM_BF16, 3, qs, &k), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(3, 1.0, ADM_BF16, 3, qs, &v), ADM_OK);
+    adm_tensor_set_bits(&q, 3 * 16 + 5, 0x7fc0); /* NaN in query row 3 */
+    ck_assert_int_eq(adm_op_params_parse(adm_op_find("attention"), "{}", &p), ADM_OK);
+    for (int pa = ADM_ATTN_MATH; pa <= ADM_ATTN_TILED; pa++) {
+        ck_assert_int_eq(adm_emu_attention(&p, in, (adm_attn_path)pa, &y), ADM_OK);
+        for (int64_t i = 0; i < 8 * 16; i++) ck_assert_msg(isnan(adm_tensor_get(&y, i)) == (i / 16 == 3), "path %d element %lld", pa, (long long)i);
+        adm_tensor_free(&y);
+    }
+    ck_assert_int_eq(adm_emu_attention(&p, in, (adm_attn_path)9, &y), ADM_ERR_INVALID);
+    ck_assert_int_eq(adm_tensor_alloc(&e, ADM_BF16, 3, es), ADM_OK);
+    in[0] = &e;
+    ck_assert_int_eq(adm_emu_attention(&p, in, ADM_ATTN_FLASH, &y), ADM_OK);
+    ck_assert_int_eq(adm_tensor_numel(&y), 0);
+    adm_tensor_free(&y);
+    adm_tensor_free(&e);
+    adm_tensor_free(&q);
+    adm_tensor_free(&k);
+    adm_tensor_free(&v);
+    ck_assert_int_eq(adm_tensor_from_f64(&q, ADM_FP32, 2, xs, xv, ADM_RNE, 0), ADM_OK);
+    in[0] = &q;
+    ck_assert_int_eq(adm_op_params_parse(adm_op_find("row_sum"), "{}", &p), ADM_OK);
+    for (int o = ADM_SUM_PAIRWISE; o <= ADM_SUM_BF16_ACC; o++) {
+        ck_assert_int_eq(adm_emu_row_sum(&p, in, (adm_sum_order)o, &y), ADM_OK);
+        ck_assert(adm_tensor_get(&y, 0) == 10.0 && isnan(adm_tensor_get(&y, 1)) && isinf(adm_tensor_get(&y, 2)));
+        adm_tensor_free(&y);
+    }
+    ck_assert_int_eq(adm_emu_row_sum(&p, in, (adm_sum_order)7, &y), ADM_ERR_INVALID);
+    p.axis = 2;
+    ck_assert_int_eq(adm_emu_row_sum(&p, in, ADM_SUM_PAIRWISE, &y), ADM_ERR_INVALID);
+    adm_tensor_free(&q);
+    adm_error_clear();
+}
+END_TEST
+
 static Suite *candidates_suite(void)
 {
     Suite *s = suite_create("candidates");
@@ -525,8 +689,11 @@ static Suite *candidates_suite(void)
     tcase_add_test(tc, test_no_self_comparison);
     tcase_add_test(tc, test_strided_inputs);
     tcase_add_test(tc, test_norm_roundings);
+    tcase_add_test(tc, test_attention_roundings);
+    tcase_add_test(tc, test_row_sum_roundings);
     suite_add_tcase(s, tc);
     tc = tcase_create("Special");
+    tcase_add_test(tc, test_attention_special);
     tcase_add_test(tc, test_plugin_refusals);
     tcase_add_test(tc, test_plugin_versions);
     suite_add_tcase(s, tc);
