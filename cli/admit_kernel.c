@@ -21,6 +21,7 @@ static const char usage[] =
     "  replay           score the candidate outputs stored in captures\n"
     "  run              run implementations on a capture, its probes and views, and score them\n"
     "  table            measure every entry of a fusion table against its declared tier\n"
+    "  drift            the end-to-end gate: tier drift against the TP1/TP2 band (--toy: built-in DiT)\n"
     "  version          print the version and what this build can run\n"
     "\n"
     "exit status: 0 the claims hold; 1 a verdict disagrees with a claim;\n"
@@ -157,6 +158,7 @@ int main(int argc, char **argv)
     if (strcmp(argv[1], "replay") == 0) return adm_cmd_replay(argc - 2, argv + 2);
     if (strcmp(argv[1], "run") == 0) return adm_cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "table") == 0) return adm_cmd_table(argc - 2, argv + 2);
+    if (strcmp(argv[1], "drift") == 0) return adm_cmd_drift(argc - 2, argv + 2);
     if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) return cmd_version();
     fputs(usage, stderr);
     return adm_cli_usage_error("unknown command '%s'", argv[1]);

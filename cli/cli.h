@@ -47,5 +47,6 @@ int adm_cmd_oracle(int argc, char **argv);
 int adm_cmd_replay(int argc, char **argv);
 int adm_cmd_run(int argc, char **argv);
 int adm_cmd_table(int argc, char **argv);
+int adm_cmd_drift(int argc, char **argv);
 
 #endif

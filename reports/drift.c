@@ -1,0 +1,964 @@
+/* The drift report: arms, pairs and their verdicts against the band and
+ * the floors, error growth against the reference path's, the spec file,
+ * the terminal and Markdown tables, JSON and the history. */
+#include "drift_internal.h"
+#include "adm_report.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------- text */
+
+void drift_put(drift_buf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = (b->cap ? 2 * b->cap : 4096) + n;
+        char *p = realloc(b->p, cap);
+        if (!p) {
+            b->oom = 1;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = '\0';
+}
+
+void drift_puts(drift_buf *b, const char *s) { drift_put(b, s, strlen(s)); }
+
+void drift_printf(drift_buf *b, const char *fmt, ...)
+{
+    char t[1024];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(t, sizeof t, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    drift_put(b, t, (size_t)n < sizeof t ? (size_t)n : sizeof t - 1);
+}
+
+void drift_xml(drift_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': drift_puts(b, "&amp;"); break;
+        case '<': drift_puts(b, "&lt;"); break;
+        case '>': drift_puts(b, "&gt;"); break;
+        case '"': drift_puts(b, "&quot;"); break;
+        default: drift_put(b, s, 1);
+        }
+    }
+}
+
+const char *drift_db(double psnr, char *buf, size_t n)
+{
+    if (isinf(psnr) && psnr > 0) snprintf(buf, n, "inf");
+    else snprintf(buf, n, "%.2f", psnr);
+    return buf;
+}
+
+/* ---------------------------------------------------------------- building */
+
+const char *adm_drift_role_name(adm_drift_role r)
+{
+    switch (r) {
+    case ADM_DRIFT_CONTROL: return "control";
+    case ADM_DRIFT_BAND: return "band";
+    case ADM_DRIFT_TIER: return "tier";
+    }
+    return "?";
+}
+
+adm_status adm_drift_create(const char *title, adm_drift **out)
+{
+    adm_drift *d = calloc(1, sizeof *d);
+    if (!d || !(d->title = adm_strdup(title ? title : "admit drift"))) {
+        free(d);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    d->floor_psnr = NAN;
+    d->floor_ssim = NAN;
+    *out = d;
+    return ADM_OK;
+}
+
+void adm_drift_free(adm_drift *d)
+{
+    if (!d) return;
+    for (int i = 0; i < d->n_arms; i++) {
+        free(d->arms[i].name);
+        adm_image_free(&d->arms[i].img);
+    }
+    for (int i = 0; i < d->n_pairs; i++) free(d->pairs[i].name);
+    for (int i = 0; i < d->n_growth; i++) {
+        free(d->growth[i].group);
+        free(d->growth[i].name);
+        free(d->growth[i].depth);
+        free(d->growth[i].err);
+    }
+    for (int i = 0; i < d->n_notes; i++) free(d->notes[i]);
+    free(d->notes);
+    free(d->growth_claim);
+    free(d->growth);
+    free(d->arms);
+    free(d->pairs);
+    free(d->title);
+    free(d->date);
+    free(d->commit);
+    free(d);
+}
+
+static adm_status grow(void **p, int *cap, int n, size_t size)
+{
+    if (n < *cap) return ADM_OK;
+    {
+        int c = *cap ? 2 * *cap : 8;
+        void *q = realloc(*p, size * (size_t)c);
+        if (!q) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        *p = q;
+        *cap = c;
+    }
+    return ADM_OK;
+}
+
+static int find_arm(const adm_drift *d, const char *name)
+{
+    for (int i = 0; i < d->n_arms; i++)
+        if (!strcmp(d->arms[i].name, name)) return i;
+    return -1;
+}
+
+static adm_status check_name(const char *name)
+{
+    if (!name || !*name) return ADM_FAIL(ADM_ERR_INVALID, "an arm needs a name");
+    for (const char *p = name; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
+            return ADM_FAIL(ADM_ERR_INVALID, "arm name '%s': use letters, digits, '_', '-' and '.'", name);
+    return ADM_OK;
+}
+
+adm_status adm_drift_add_arm(adm_drift *d, const char *name, adm_image *img)
+{
+    ADM_TRY(check_name(name));
+    if (find_arm(d, name) >= 0) return ADM_FAIL(ADM_ERR_INVALID, "arm '%s' is given twice", name);
+    ADM_TRY(grow((void **)&d->arms, &d->cap_arms, d->n_arms, sizeof *d->arms));
+    if (!(d->arms[d->n_arms].name = adm_strdup(name))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    d->arms[d->n_arms].img = *img;
+    memset(img, 0, sizeof *img);
+    d->n_arms++;
+    d->evaluated = 0;
+    return ADM_OK;
+}
+
+adm_status adm_drift_load_arm(adm_drift *d, const char *name, const char *source, const char *layout)
+{
+    adm_image img;
+    adm_status st;
+    ADM_TRY(check_name(name));
+    if (find_arm(d, name) >= 0) return ADM_FAIL(ADM_ERR_INVALID, "arm '%s' is given twice", name);
+    if ((st = adm_image_load(source, layout, &img)) != ADM_OK) {
+        adm_error_prefix("arm '%s': ", name);
+        return st;
+    }
+    if ((st = adm_drift_add_arm(d, name, &img)) != ADM_OK) adm_image_free(&img);
+    return st;
+}
+
+int adm_drift_arm_count(const adm_drift *d) { return d->n_arms; }
+
+const adm_image *adm_drift_arm(const adm_drift *d, int i, const char **name)
+{
+    if (i < 0 || i >= d->n_arms) return NULL;
+    if (name) *name = d->arms[i].name;
+    return &d->arms[i].img;
+}
+
+adm_status adm_drift_add_pair(adm_drift *d, const char *name, adm_drift_role role, adm_tier claim, const char *a,
+                              const char *b)
+{
+    int ia = find_arm(d, a ? a : ""), ib = find_arm(d, b ? b : "");
+    adm_drift_pair *p;
+    char auto_name[256];
+    if (ia < 0) return ADM_FAIL(ADM_ERR_NOT_FOUND, "%s pair: no arm named '%s'", adm_drift_role_name(role), a ? a : "");
+    if (ib < 0) return ADM_FAIL(ADM_ERR_NOT_FOUND, "%s pair: no arm named '%s'", adm_drift_role_name(role), b ? b : "");
+    if (ia == ib) return ADM_FAIL(ADM_ERR_INVALID, "%s pair: arm '%s' against itself", adm_drift_role_name(role), a);
+    if (role == ADM_DRIFT_TIER && claim == ADM_TIER_EXACT) role = ADM_DRIFT_CONTROL;
+    ADM_TRY(grow((void **)&d->pairs, &d->cap_pairs, d->n_pairs, sizeof *d->pairs));
+    p = &d->pairs[d->n_pairs];
+    memset(p, 0, sizeof *p);
+    if (!name || !*name) {
+        snprintf(auto_name, sizeof auto_name, "%s vs %s", a, b);
+        name = auto_name;
+    }
+    if (!(p->name = adm_strdup(name))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    p->role = role;
+    p->claim = role == ADM_DRIFT_CONTROL ? ADM_TIER_EXACT : claim;
+    p->a = ia;
+    p->b = ib;
+    d->n_pairs++;
+    d->evaluated = 0;
+    return ADM_OK;
+}
+
+int adm_drift_pair_count(const adm_drift *d) { return d->n_pairs; }
+const adm_drift_pair *adm_drift_pair_at(const adm_drift *d, int i) { return (i >= 0 && i < d->n_pairs) ? &d->pairs[i] : NULL; }
+
+void adm_drift_set_data_range(adm_drift *d, double r) { d->data_range = r; }
+void adm_drift_set_video(adm_drift *d, int video)
+{
+    d->video_set = 1;
+    d->video = video;
+}
+void adm_drift_set_floors(adm_drift *d, double psnr, double ssim)
+{
+    d->floor_psnr = psnr;
+    d->floor_ssim = ssim;
+}
+
+void adm_drift_set_band_tolerance(adm_drift *d, double db) { d->band_tol = db > 0 ? db : 0; }
+double adm_drift_band_tolerance(const adm_drift *d) { return d->band_tol; }
+
+void adm_drift_set_provenance(adm_drift *d, const char *date, const char *commit)
+{
+    free(d->date);
+    free(d->commit);
+    d->date = date ? adm_strdup(date) : NULL;
+    d->commit = commit ? adm_strdup(commit) : NULL;
+}
+
+adm_status adm_drift_set_title(adm_drift *d, const char *title)
+{
+    char *t = adm_strdup(title);
+    if (!t) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    free(d->title);
+    d->title = t;
+    return ADM_OK;
+}
+
+adm_status adm_drift_add_note(adm_drift *d, const char *note)
+{
+    char **p = realloc(d->notes, sizeof *p * (size_t)(d->n_notes + 1));
+    if (!p) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    d->notes = p;
+    if (!(p[d->n_notes] = adm_strdup(note))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    d->n_notes++;
+    return ADM_OK;
+}
+
+adm_status adm_drift_add_growth(adm_drift *d, const char *group, const char *name, int reference, adm_tier claim,
+                                int n, const double *depth, const double *err)
+{
+    adm_drift_growth *g;
+    int cap = d->cap_growth;
+    if (n < 1) return ADM_FAIL(ADM_ERR_INVALID, "growth series '%s' is empty", name);
+    ADM_TRY(grow((void **)&d->growth, &d->cap_growth, d->n_growth, sizeof *d->growth));
+    if (cap != d->cap_growth) {
+        adm_tier *c = realloc(d->growth_claim, sizeof *c * (size_t)d->cap_growth);
+        if (!c) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        d->growth_claim = c;
+    }
+    g = &d->growth[d->n_growth];
+    memset(g, 0, sizeof *g);
+    g->group = adm_strdup(group ? group : "");
+    g->name = adm_strdup(name);
+    g->depth = malloc(sizeof *g->depth * (size_t)n);
+    g->err = malloc(sizeof *g->err * (size_t)n);
+    if (!g->group || !g->name || !g->depth || !g->err) {
+        free(g->group);
+        free(g->name);
+        free(g->depth);
+        free(g->err);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    memcpy(g->depth, depth, sizeof *depth * (size_t)n);
+    memcpy(g->err, err, sizeof *err * (size_t)n);
+    g->n = n;
+    g->reference = reference;
+    d->growth_claim[d->n_growth] = reference ? ADM_TIER_EXACT : claim;
+    d->n_growth++;
+    d->evaluated = 0;
+    return ADM_OK;
+}
+
+int adm_drift_growth_count(const adm_drift *d) { return d->n_growth; }
+const adm_drift_growth *adm_drift_growth_at(const adm_drift *d, int i) { return (i >= 0 && i < d->n_growth) ? &d->growth[i] : NULL; }
+adm_tier adm_drift_growth_claim(const adm_drift *d, int i) { return (i >= 0 && i < d->n_growth) ? d->growth_claim[i] : ADM_TIER_HIGH; }
+
+/* ---------------------------------------------------------------- the spec */
+
+/* "x.h5:/d" or "a.png" relative to the spec's folder. */
+static char *resolve(const char *dir, const char *src)
+{
+    size_t n;
+    char *out;
+    if (src[0] == '/' || !dir || !*dir) return adm_strdup(src);
+    n = strlen(dir) + strlen(src) + 2;
+    if ((out = malloc(n))) snprintf(out, n, "%s/%s", dir, src);
+    return out;
+}
+
+static adm_status spec_fail(const char *path, const char *field, const char *what)
+{
+    return ADM_FAIL(ADM_ERR_FORMAT, "%s: field '%s': %s", path, field, what);
+}
+
+/* An arm: "path", ["f0", "f1", ...] (frames) or {"source": ..., "layout": ...}. */
+static adm_status spec_arm(adm_drift *d, const char *path, const char *dir, const char *name, json_t *v,
+                           const char *default_layout)
+{
+    char field[300], *joined = NULL;
+    const char *layout = default_layout;
+    json_t *src = v;
+    adm_status st;
+    snprintf(field, sizeof field, "arms.%s", name);
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach(v, k, x) {
+            if (strcmp(k, "source") && strcmp(k, "layout")) {
+                char f2[400];
+                snprintf(f2, sizeof f2, "%s.%s", field, k);
+                return spec_fail(path, f2, "unknown key (expected 'source' and optionally 'layout')");
+            }
+        }
+        src = json_object_get(v, "source");
+        if (json_object_get(v, "layout")) {
+            if (!json_is_string(json_object_get(v, "layout")))
+                return spec_fail(path, field, "'layout' must be a string such as \"CHW\"");
+            layout = json_string_value(json_object_get(v, "layout"));
+        }
+        if (!src) return spec_fail(path, field, "an arm object needs 'source'");
+    }
+    if (json_is_string(src)) {
+        joined = resolve(dir, json_string_value(src));
+    } else if (json_is_array(src) && json_array_size(src) > 0) {
+        size_t i, total = 1;
+        json_t *x;
+        json_array_foreach(src, i, x) {
+            if (!json_is_string(x)) {
+                char f2[400];
+                snprintf(f2, sizeof f2, "%s[%zu]", field, i);
+                return spec_fail(path, f2, "expected a path string");
+            }
+            total += strlen(json_string_value(x)) + strlen(dir ? dir : "") + 2;
+        }
+        if ((joined = calloc(1, total))) {
+            json_array_foreach(src, i, x) {
+                char *r = resolve(dir, json_string_value(x));
+                if (!r) {
+                    free(joined);
+                    return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+                }
+                if (i) strcat(joined, ",");
+                strcat(joined, r);
+                free(r);
+            }
+        }
+    } else {
+        return spec_fail(path, field, "expected a path, a list of paths (frames) or an object with 'source'");
+    }
+    if (!joined) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    st = adm_drift_load_arm(d, name, joined, layout);
+    free(joined);
+    if (st != ADM_OK) adm_error_prefix("%s: field '%s': ", path, field);
+    return st;
+}
+
+/* A list of pairs: [["a", "b"], ...] or [{"name": ..., "a": ..., "b": ..., "claim": ...}, ...]. */
+static adm_status spec_pairs(adm_drift *d, const char *path, const char *key, json_t *list, adm_drift_role role)
+{
+    size_t i;
+    json_t *p;
+    if (!json_is_array(list)) return spec_fail(path, key, "expected a list of pairs");
+    json_array_foreach(list, i, p) {
+        char field[128];
+        const char *a = NULL, *b = NULL, *name = NULL;
+        adm_tier claim = ADM_TIER_LOSSLESS;
+        adm_status st;
+        snprintf(field, sizeof field, "%s[%zu]", key, i);
+        if (json_is_array(p) && json_array_size(p) == 2 && json_is_string(json_array_get(p, 0)) &&
+            json_is_string(json_array_get(p, 1))) {
+            a = json_string_value(json_array_get(p, 0));
+            b = json_string_value(json_array_get(p, 1));
+        } else if (json_is_object(p)) {
+            const char *k;
+            json_t *x;
+            json_object_foreach(p, k, x) {
+                if (strcmp(k, "name") && strcmp(k, "a") && strcmp(k, "b") && strcmp(k, "claim")) {
+                    char f2[200];
+                    snprintf(f2, sizeof f2, "%s.%s", field, k);
+                    return spec_fail(path, f2, "unknown key (expected name, a, b, claim)");
+                }
+                if (!json_is_string(x)) {
+                    char f2[200];
+                    snprintf(f2, sizeof f2, "%s.%s", field, k);
+                    return spec_fail(path, f2, "expected a string");
+                }
+            }
+            a = json_string_value(json_object_get(p, "a"));
+            b = json_string_value(json_object_get(p, "b"));
+            name = json_string_value(json_object_get(p, "name"));
+            if (json_object_get(p, "claim")) {
+                char f2[200];
+                snprintf(f2, sizeof f2, "%s.claim", field);
+                if (role != ADM_DRIFT_TIER) return spec_fail(path, f2, "only a comparison (\"compare\") carries a claim");
+                if (adm_tier_from_name(json_string_value(json_object_get(p, "claim")), &claim) != ADM_OK ||
+                    claim == ADM_TIER_EXACT)
+                    return spec_fail(path, f2, "expected \"lossless\" or \"high\" (an exact claim is a control)");
+            }
+            if (!a || !b) return spec_fail(path, field, "a pair object needs 'a' and 'b'");
+        } else {
+            return spec_fail(path, field, "expected [\"ARM\", \"ARM\"] or {\"a\": ..., \"b\": ...}");
+        }
+        if ((st = adm_drift_add_pair(d, name, role, claim, a, b)) != ADM_OK) {
+            adm_error_prefix("%s: field '%s': ", path, field);
+            return st;
+        }
+    }
+    return ADM_OK;
+}
+
+static adm_status spec_number(const char *path, const char *field, json_t *v, double lo, double hi, double *out)
+{
+    char what[160];
+    if (!json_is_number(v) || !(json_number_value(v) >= lo && json_number_value(v) <= hi)) {
+        snprintf(what, sizeof what, "expected a number in [%g, %g]", lo, hi);
+        return spec_fail(path, field, what);
+    }
+    *out = json_number_value(v);
+    return ADM_OK;
+}
+
+/* The spec:
+ *   {"admit_drift_spec": 1, "title": "...", "kind": "image" | "video",
+ *    "data_range": 255, "layout": "CHW",
+ *    "floors": {"psnr": 28, "ssim": 0.95},
+ *    "arms": {"NAME": "a.png" | "x.h5:/d" | ["f0.png", "f1.png"] | {"source": ..., "layout": ...}},
+ *    "control": [PAIR...], "band": [PAIR...], "compare": [PAIR...]}
+ * PAIR: ["A", "B"] or {"name": ..., "a": "A", "b": "B", "claim": "lossless" | "high"}. */
+adm_status adm_drift_load_spec(adm_drift *d, const char *path)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je), *v;
+    char *dir = NULL, *slash;
+    const char *k, *layout = NULL;
+    adm_status st = ADM_OK;
+    if (!root) {
+        if (access(path, R_OK) != 0) return ADM_FAIL(ADM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return ADM_FAIL(ADM_ERR_JSON, "%s: not valid JSON (line %d, column %d: %s)", path, je.line, je.column, je.text);
+    }
+    if (!json_is_object(root)) {
+        st = spec_fail(path, "(top level)", "expected a JSON object");
+        goto done;
+    }
+    json_object_foreach(root, k, v) {
+        static const char *const known[] = {"admit_drift_spec", "title", "kind", "data_range", "layout", "floors",
+                                            "arms", "control", "band", "compare", "description",
+                                            "band_tolerance"};
+        int ok = 0;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) ok |= !strcmp(k, known[i]);
+        if (!ok) {
+            st = spec_fail(path, k, "unknown key");
+            goto done;
+        }
+    }
+    v = json_object_get(root, "admit_drift_spec");
+    if (!json_is_integer(v) || json_integer_value(v) != 1) {
+        st = spec_fail(path, "admit_drift_spec", "expected 1 (the spec format version)");
+        goto done;
+    }
+    if ((v = json_object_get(root, "title"))) {
+        if (!json_is_string(v)) {
+            st = spec_fail(path, "title", "expected a string");
+            goto done;
+        }
+        free(d->title);
+        if (!(d->title = adm_strdup(json_string_value(v)))) {
+            st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    }
+    if ((v = json_object_get(root, "kind"))) {
+        const char *s = json_string_value(v);
+        if (!s || (strcmp(s, "image") && strcmp(s, "video"))) {
+            st = spec_fail(path, "kind", "expected \"image\" or \"video\"");
+            goto done;
+        }
+        adm_drift_set_video(d, !strcmp(s, "video"));
+    }
+    if ((v = json_object_get(root, "data_range")) &&
+        (st = spec_number(path, "data_range", v, 1e-300, 1e300, &d->data_range)) != ADM_OK)
+        goto done;
+    if ((v = json_object_get(root, "band_tolerance")) &&
+        (st = spec_number(path, "band_tolerance", v, 0, 100, &d->band_tol)) != ADM_OK)
+        goto done;
+    if ((v = json_object_get(root, "layout"))) {
+        if (!json_is_string(v)) {
+            st = spec_fail(path, "layout", "expected a string such as \"CHW\"");
+            goto done;
+        }
+        layout = json_string_value(v);
+    }
+    if ((v = json_object_get(root, "floors"))) {
+        const char *fk;
+        json_t *fv;
+        if (!json_is_object(v)) {
+            st = spec_fail(path, "floors", "expected {\"psnr\": DB, \"ssim\": S}");
+            goto done;
+        }
+        json_object_foreach(v, fk, fv) {
+            if (!strcmp(fk, "psnr")) st = spec_number(path, "floors.psnr", fv, 0, 1000, &d->floor_psnr);
+            else if (!strcmp(fk, "ssim")) st = spec_number(path, "floors.ssim", fv, -1, 1, &d->floor_ssim);
+            else {
+                char f2[200];
+                snprintf(f2, sizeof f2, "floors.%s", fk);
+                st = spec_fail(path, f2, "unknown key (expected psnr, ssim)");
+            }
+            if (st != ADM_OK) goto done;
+        }
+    }
+    v = json_object_get(root, "arms");
+    if (!json_is_object(v) || json_object_size(v) < 2) {
+        st = spec_fail(path, "arms", "expected an object of at least two named arms");
+        goto done;
+    }
+    if (!(dir = adm_strdup(path))) {
+        st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((slash = strrchr(dir, '/'))) *slash = '\0';
+    else dir[0] = '\0';
+    {
+        json_t *a;
+        const char *name;
+        json_object_foreach(v, name, a) {
+            if ((st = check_name(name)) != ADM_OK) {
+                adm_error_prefix("%s: field 'arms': ", path);
+                goto done;
+            }
+            if ((st = spec_arm(d, path, dir, name, a, layout)) != ADM_OK) goto done;
+        }
+    }
+    if ((v = json_object_get(root, "control")) && (st = spec_pairs(d, path, "control", v, ADM_DRIFT_CONTROL)) != ADM_OK)
+        goto done;
+    if ((v = json_object_get(root, "band")) && (st = spec_pairs(d, path, "band", v, ADM_DRIFT_BAND)) != ADM_OK)
+        goto done;
+    if ((v = json_object_get(root, "compare")) && (st = spec_pairs(d, path, "compare", v, ADM_DRIFT_TIER)) != ADM_OK)
+        goto done;
+    if (d->n_pairs == 0) st = spec_fail(path, "compare", "the spec names no pair (control, band or compare)");
+done:
+    free(dir);
+    json_decref(root);
+    return st;
+}
+
+/* ---------------------------------------------------------------- evaluation */
+
+static double pair_range(const adm_drift *d, const adm_drift_pair *p, adm_status *st)
+{
+    const drift_arm *a = &d->arms[p->a], *b = &d->arms[p->b];
+    *st = ADM_OK;
+    if (d->data_range > 0) return d->data_range;
+    if (!(a->img.data_range > 0))
+        *st = ADM_FAIL(ADM_ERR_INVALID, "arm '%s' (%s) holds floats of no declared range: give --data-range, the spec's "
+                       "data_range, or a 'data_range' attribute", a->name, a->img.source);
+    else if (a->img.data_range != b->img.data_range)
+        *st = ADM_FAIL(ADM_ERR_INVALID, "arms '%s' (range %g) and '%s' (range %g) differ in data range: give --data-range",
+                       a->name, a->img.data_range, b->name, b->img.data_range);
+    return a->img.data_range;
+}
+
+adm_status adm_drift_evaluate(adm_drift *d)
+{
+    d->is_video = d->video_set ? d->video : 0;
+    if (!d->video_set)
+        for (int i = 0; i < d->n_arms; i++) d->is_video |= d->arms[i].img.frames > 1;
+    d->use_psnr = isnan(d->floor_psnr) ? (d->is_video ? ADM_DRIFT_VIDEO_PSNR : ADM_DRIFT_IMAGE_PSNR) : d->floor_psnr;
+    d->use_ssim = isnan(d->floor_ssim) ? (d->is_video ? ADM_DRIFT_VIDEO_SSIM : ADM_DRIFT_IMAGE_SSIM) : d->floor_ssim;
+    d->has_band = 0;
+    d->band_psnr = INFINITY;
+    d->band_ssim = 1;
+    for (int i = 0; i < d->n_pairs; i++) {
+        adm_drift_pair *p = &d->pairs[i];
+        adm_status st;
+        double r = pair_range(d, p, &st);
+        if (st != ADM_OK) {
+            adm_error_prefix("pair '%s': ", p->name);
+            return st;
+        }
+        if ((st = adm_drift_compare(&d->arms[p->a].img, &d->arms[p->b].img, r, NULL, &p->m)) != ADM_OK) {
+            adm_error_prefix("pair '%s': ", p->name);
+            return st;
+        }
+        p->evaluated = 1;
+        if (p->role == ADM_DRIFT_BAND) {
+            d->has_band = 1;
+            d->band_psnr = fmin(d->band_psnr, p->m.psnr);
+            d->band_ssim = fmin(d->band_ssim, p->m.ssim);
+        }
+    }
+    for (int i = 0; i < d->n_pairs; i++) {
+        adm_drift_pair *p = &d->pairs[i];
+        char fl[160] = "";
+        p->above_floors = p->m.psnr >= d->use_psnr && p->m.ssim >= d->use_ssim;
+        if (!p->above_floors)
+            snprintf(fl, sizeof fl, "below the floors (PSNR %.2f dB < %g or SSIM %.4f < %g)", p->m.psnr, d->use_psnr,
+                     p->m.ssim, d->use_ssim);
+        p->why[0] = '\0';
+        switch (p->role) {
+        case ADM_DRIFT_CONTROL:
+            p->inside_band = 1;
+            p->passed = p->m.identical;
+            if (!p->passed)
+                snprintf(p->why, sizeof p->why, "the control is not bit-identical (max |difference| %g): the runs are "
+                         "not deterministic, so no drift below this is meaningful", p->m.max_abs);
+            break;
+        case ADM_DRIFT_BAND:
+            p->inside_band = 1;
+            p->passed = 1;
+            if (!p->above_floors)
+                snprintf(p->why, sizeof p->why, "note: the reference path itself is %s", fl);
+            break;
+        case ADM_DRIFT_TIER:
+            p->inside_band = !d->has_band || p->m.psnr >= d->band_psnr - d->band_tol;
+            if (p->claim == ADM_TIER_LOSSLESS) {
+                p->passed = p->inside_band && p->above_floors;
+                if (!p->inside_band)
+                    snprintf(p->why, sizeof p->why, "outside the band: %.2f dB < the band's %.2f dB%s%s%s", p->m.psnr,
+                             d->band_psnr - d->band_tol, d->band_tol > 0 ? " (with the tolerance)" : "",
+                             p->above_floors ? "" : "; ", fl);
+                else if (!p->above_floors)
+                    snprintf(p->why, sizeof p->why, "%s", fl);
+                else if (!d->has_band)
+                    snprintf(p->why, sizeof p->why, "note: no band pair given: judged on the floors alone");
+                else if (p->m.psnr < d->band_psnr)
+                    snprintf(p->why, sizeof p->why, "note: %.2f dB below the band, within the tolerance of %.2f dB",
+                             d->band_psnr - p->m.psnr, d->band_tol);
+            } else {
+                p->passed = p->above_floors;
+                if (!p->above_floors) snprintf(p->why, sizeof p->why, "%s", fl);
+                else if (!p->inside_band)
+                    snprintf(p->why, sizeof p->why, "note: outside the band (%.2f dB < %.2f dB), as a high tier may be",
+                             p->m.psnr, d->band_psnr);
+            }
+            break;
+        }
+    }
+    for (int i = 0; i < d->n_growth; i++) {
+        adm_drift_growth *g = &d->growth[i];
+        int ref = -1;
+        for (int k = 0; k < d->n_growth; k++)
+            if (d->growth[k].reference && !strcmp(d->growth[k].group, g->group)) ref = k;
+        g->exponent = adm_drift_growth_exponent(g->n, g->depth, g->err);
+        g->why[0] = '\0';
+        g->passed = 1;
+        g->excess = 0;
+        g->ratio_last = NAN;
+        if (ref < 0 || i == ref) continue;
+        {
+            const adm_drift_growth *r = &d->growth[ref];
+            g->excess = g->exponent - adm_drift_growth_exponent(r->n, r->depth, r->err);
+            if (g->n == r->n && r->err[r->n - 1] > 0) g->ratio_last = g->err[g->n - 1] / r->err[r->n - 1];
+            if (d->growth_claim[i] == ADM_TIER_HIGH) {
+                if (g->excess > ADM_DRIFT_GROWTH_SLACK)
+                    snprintf(g->why, sizeof g->why, "note: compounds faster than the reference (exponent %+.2f), "
+                             "reported only for a high tier", g->excess);
+                continue;
+            }
+            if (!(g->excess <= ADM_DRIFT_GROWTH_SLACK)) {
+                g->passed = 0;
+                snprintf(g->why, sizeof g->why, "compounds faster than the reference path: error ~ depth^%.2f against "
+                         "depth^%.2f (excess %.2f > %.2f), as a biased rounding does",
+                         g->exponent, g->exponent - g->excess, g->excess, ADM_DRIFT_GROWTH_SLACK);
+            }
+        }
+    }
+    d->evaluated = 1;
+    return ADM_OK;
+}
+
+double adm_drift_band_psnr(const adm_drift *d) { return d->band_psnr; }
+double adm_drift_band_ssim(const adm_drift *d) { return d->band_ssim; }
+int adm_drift_has_band(const adm_drift *d) { return d->has_band; }
+int adm_drift_is_video(const adm_drift *d) { return d->is_video; }
+void adm_drift_floors(const adm_drift *d, double *psnr, double *ssim)
+{
+    *psnr = d->use_psnr;
+    *ssim = d->use_ssim;
+}
+
+int adm_drift_passed(const adm_drift *d)
+{
+    if (!d->evaluated) return 0;
+    for (int i = 0; i < d->n_pairs; i++)
+        if (!d->pairs[i].passed) return 0;
+    for (int i = 0; i < d->n_growth; i++)
+        if (!d->growth[i].passed) return 0;
+    return 1;
+}
+
+/* ---------------------------------------------------------------- terminal and Markdown */
+
+static const char *pair_verdict(const adm_drift *d, const adm_drift_pair *p)
+{
+    switch (p->role) {
+    case ADM_DRIFT_CONTROL: return p->passed ? "bit-identical" : "FAIL: not identical";
+    case ADM_DRIFT_BAND: return p->m.psnr == d->band_psnr ? "the band" : "band pair";
+    case ADM_DRIFT_TIER:
+        if (!p->passed) return p->inside_band ? "FAIL: below the floors" : "FAIL: outside the band";
+        return p->inside_band ? "inside the band" : "outside the band (high: allowed)";
+    }
+    return "?";
+}
+
+static void header_line(const adm_drift *d, FILE *f)
+{
+    fprintf(f, "%s\n", d->title);
+    if (d->date || d->commit) fprintf(f, "date %s, commit %s\n", d->date ? d->date : "-", d->commit ? d->commit : "-");
+}
+
+void adm_drift_print(const adm_drift *d, FILE *f)
+{
+    char db[32], bdb[32];
+    header_line(d, f);
+    fprintf(f, "%-44s %-12s %10s %9s %10s %9s  %s\n", "comparison", "claim", "PSNR", "SSIM", "MAD", "max", "verdict");
+    for (int i = 0; i < d->n_pairs; i++) {
+        const adm_drift_pair *p = &d->pairs[i];
+        fprintf(f, "%-44.44s %-12s %7s dB %9.6f %10.4g %9.4g  %s\n", p->name,
+                p->role == ADM_DRIFT_TIER ? adm_tier_name(p->claim) : adm_drift_role_name(p->role),
+                drift_db(p->m.psnr, db, sizeof db), p->m.ssim, p->m.mad, p->m.max_abs, pair_verdict(d, p));
+        if (p->why[0]) fprintf(f, "%44s   %s\n", "", p->why);
+    }
+    if (d->has_band)
+        fprintf(f, "band: %s dB (SSIM %.6f); ", drift_db(d->band_psnr, bdb, sizeof bdb), d->band_ssim);
+    else
+        fprintf(f, "no band pair; ");
+    if (d->band_tol > 0) fprintf(f, "band tolerance %.2f dB; ", d->band_tol);
+    fprintf(f, "floors: PSNR %g dB, SSIM %g (%s)\n", d->use_psnr, d->use_ssim, d->is_video ? "video" : "image");
+    if (d->n_growth) {
+        fprintf(f, "\nerror growth with depth against the fp64 run (relative RMS error ~ depth^a):\n");
+        fprintf(f, "%-8s %-28s %8s %8s %12s %12s  %s\n", "depth", "tier", "a", "excess", "err (last)", "x reference",
+                "verdict");
+        for (int i = 0; i < d->n_growth; i++) {
+            const adm_drift_growth *g = &d->growth[i];
+            fprintf(f, "%-8.8s %-28.28s %8.3f %+8.3f %12.3g %12.3g  %s\n", g->group, g->name, g->exponent, g->excess,
+                    g->err[g->n - 1], g->ratio_last, g->reference ? "reference" : g->passed ? "pass" : "FAIL");
+            if (g->why[0]) fprintf(f, "%37s   %s\n", "", g->why);
+        }
+    }
+    for (int i = 0; i < d->n_notes; i++) fprintf(f, "%s\n", d->notes[i]);
+    fprintf(f, "verdict: %s\n", adm_drift_passed(d) ? "pass" : "FAIL");
+}
+
+void adm_drift_print_markdown(const adm_drift *d, FILE *f)
+{
+    char db[32];
+    fprintf(f, "### %s\n\n", d->title);
+    if (d->date || d->commit) fprintf(f, "date %s, commit `%s`\n\n", d->date ? d->date : "-", d->commit ? d->commit : "-");
+    fprintf(f, "| comparison | claim | PSNR (dB) | SSIM | MAD | verdict |\n|---|---|---|---|---|---|\n");
+    for (int i = 0; i < d->n_pairs; i++) {
+        const adm_drift_pair *p = &d->pairs[i];
+        fprintf(f, "| %s | %s | %s | %.6f | %.4g | %s%s%s |\n", p->name,
+                p->role == ADM_DRIFT_TIER ? adm_tier_name(p->claim) : adm_drift_role_name(p->role),
+                drift_db(p->m.psnr, db, sizeof db), p->m.ssim, p->m.mad, pair_verdict(d, p), p->why[0] ? ": " : "",
+                p->why);
+    }
+    fprintf(f, "\n");
+    if (d->has_band) fprintf(f, "Band: **%s dB** (SSIM %.6f). ", drift_db(d->band_psnr, db, sizeof db), d->band_ssim);
+    if (d->band_tol > 0) fprintf(f, "Band tolerance: %.2f dB. ", d->band_tol);
+    fprintf(f, "Floors: PSNR %g dB, SSIM %g (%s).\n\n", d->use_psnr, d->use_ssim, d->is_video ? "video" : "image");
+    if (d->n_growth) {
+        fprintf(f, "| depth | tier | growth exponent | excess | error at the last depth | x reference | verdict |\n"
+                   "|---|---|---|---|---|---|---|\n");
+        for (int i = 0; i < d->n_growth; i++) {
+            const adm_drift_growth *g = &d->growth[i];
+            fprintf(f, "| %s | %s | %.3f | %+.3f | %.3g | %.3g | %s%s%s |\n", g->group, g->name, g->exponent, g->excess,
+                    g->err[g->n - 1], g->ratio_last, g->reference ? "reference" : g->passed ? "pass" : "FAIL",
+                    g->why[0] ? ": " : "", g->why);
+        }
+        fprintf(f, "\n");
+    }
+    for (int i = 0; i < d->n_notes; i++) fprintf(f, "%s\n", d->notes[i]);
+    fprintf(f, "%s**Verdict: %s**\n", d->n_notes ? "\n" : "", adm_drift_passed(d) ? "pass" : "FAIL");
+}
+
+/* ---------------------------------------------------------------- JSON and the history */
+
+/* +Inf as "inf" (identical arms), other non-finite values as null. */
+static json_t *num(double x)
+{
+    if (isinf(x) && x > 0) return json_string("inf");
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *to_json(const adm_drift *d, int with_series)
+{
+    json_t *root = json_object(), *arms = json_array(), *pairs = json_array(), *growth = json_array(),
+           *notes = json_array();
+    json_object_set_new(root, "admit_drift", json_integer(1));
+    json_object_set_new(root, "title", json_string(d->title));
+    json_object_set_new(root, "date", d->date ? json_string(d->date) : json_null());
+    json_object_set_new(root, "commit", d->commit ? json_string(d->commit) : json_null());
+    json_object_set_new(root, "kind", json_string(d->is_video ? "video" : "image"));
+    json_object_set_new(root, "floors", json_pack("{s:o,s:o}", "psnr", num(d->use_psnr), "ssim", num(d->use_ssim)));
+    json_object_set_new(root, "band", d->has_band ? json_pack("{s:o,s:o,s:o}", "psnr", num(d->band_psnr), "ssim",
+                                                               num(d->band_ssim), "tolerance", num(d->band_tol))
+                                                  : json_null());
+    for (int i = 0; i < d->n_arms; i++) {
+        const drift_arm *a = &d->arms[i];
+        json_array_append_new(arms, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:o}", "name", a->name, "source",
+                                              a->img.source ? a->img.source : "", "frames", (json_int_t)a->img.frames,
+                                              "height", (json_int_t)a->img.height, "width", (json_int_t)a->img.width,
+                                              "channels", (json_int_t)a->img.channels, "data_range",
+                                              num(a->img.data_range)));
+    }
+    for (int i = 0; i < d->n_pairs; i++) {
+        const adm_drift_pair *p = &d->pairs[i];
+        json_array_append_new(pairs, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b,s:s}",
+                                               "name", p->name, "role", adm_drift_role_name(p->role), "claim",
+                                               adm_tier_name(p->claim), "a", d->arms[p->a].name, "b",
+                                               d->arms[p->b].name, "psnr", num(p->m.psnr), "ssim", num(p->m.ssim),
+                                               "mad", num(p->m.mad), "mse", num(p->m.mse), "max_abs",
+                                               num(p->m.max_abs), "data_range", num(p->m.data_range), "identical",
+                                               p->m.identical, "inside_band", p->inside_band, "above_floors",
+                                               p->above_floors, "passed", p->passed, "why", p->why));
+    }
+    for (int i = 0; i < d->n_growth; i++) {
+        const adm_drift_growth *g = &d->growth[i];
+        json_t *o = json_pack("{s:s,s:s,s:b,s:s,s:o,s:o,s:o,s:b,s:s}", "group", g->group, "name", g->name, "reference",
+                              g->reference, "claim",
+                              adm_tier_name(d->growth_claim[i]), "exponent", num(g->exponent), "excess",
+                              num(g->excess), "ratio_last", num(g->ratio_last), "passed", g->passed, "why", g->why);
+        if (with_series) {
+            json_t *dep = json_array(), *err = json_array();
+            for (int k = 0; k < g->n; k++) {
+                json_array_append_new(dep, num(g->depth[k]));
+                json_array_append_new(err, num(g->err[k]));
+            }
+            json_object_set_new(o, "depth", dep);
+            json_object_set_new(o, "err", err);
+        }
+        json_array_append_new(growth, o);
+    }
+    for (int i = 0; i < d->n_notes; i++) json_array_append_new(notes, json_string(d->notes[i]));
+    json_object_set_new(root, "arms", arms);
+    json_object_set_new(root, "pairs", pairs);
+    json_object_set_new(root, "growth", growth);
+    json_object_set_new(root, "notes", notes);
+    json_object_set_new(root, "passed", json_boolean(adm_drift_passed(d)));
+    return root;
+}
+
+json_t *drift_row_json(const adm_drift *d) { return to_json(d, 0); }
+
+adm_status adm_drift_write_json(const adm_drift *d, const char *path)
+{
+    json_t *root = to_json(d, 1);
+    char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+    adm_status st;
+    json_decref(root);
+    if (!text) return ADM_FAIL(ADM_ERR_NOMEM, "drift JSON: out of memory");
+    st = adm_write_atomic(path, text, strlen(text));
+    free(text);
+    return st;
+}
+
+/* Reads a history file whole: NULL text with ADM_OK when it does not
+ * exist yet; every non-empty line must be a JSON object with a "date". */
+adm_status adm_drift_history_read(const char *path, json_t **rows)
+{
+    FILE *f = fopen(path, "rb");
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int lineno = 0;
+    *rows = json_array();
+    if (!*rows) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    if (!f) {
+        if (errno == ENOENT) return ADM_OK;
+        json_decref(*rows);
+        *rows = NULL;
+        return ADM_FAIL(ADM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    while ((len = getline(&line, &cap, f)) >= 0) {
+        json_error_t je;
+        json_t *o;
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ')) line[--len] = '\0';
+        if (len == 0) continue;
+        o = json_loads(line, 0, &je);
+        if (!o || !json_is_object(o) || !json_is_string(json_object_get(o, "date")) ||
+            !json_is_array(json_object_get(o, "pairs"))) {
+            adm_status st = ADM_FAIL(ADM_ERR_FORMAT, "%s: line %d: %s", path, lineno,
+                                     !o ? je.text : "not a drift history row (an object with 'date' and 'pairs')");
+            json_decref(o);
+            json_decref(*rows);
+            *rows = NULL;
+            free(line);
+            fclose(f);
+            return st;
+        }
+        json_array_append_new(*rows, o);
+    }
+    free(line);
+    fclose(f);
+    return ADM_OK;
+}
+
+adm_status adm_drift_history_append(const adm_drift *d, const char *path)
+{
+    json_t *rows, *row;
+    char *text = NULL, *old = NULL;
+    size_t oldn = 0;
+    adm_status st;
+    if (!d->evaluated) return ADM_FAIL(ADM_ERR_INVALID, "the drift report is not evaluated");
+    ADM_TRY(adm_drift_history_read(path, &rows)); /* validates what is there */
+    json_decref(rows);
+    {
+        FILE *f = fopen(path, "rb");
+        if (f) {
+            drift_buf b = {0};
+            char chunk[65536];
+            size_t n;
+            while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) drift_put(&b, chunk, n);
+            fclose(f);
+            if (b.oom) {
+                free(b.p);
+                return ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory", path);
+            }
+            old = b.p;
+            oldn = b.n;
+        }
+    }
+    row = to_json(d, 0);
+    text = row ? json_dumps(row, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    json_decref(row);
+    if (!text) {
+        free(old);
+        return ADM_FAIL(ADM_ERR_NOMEM, "history: out of memory");
+    }
+    {
+        drift_buf b = {0};
+        if (oldn) {
+            drift_put(&b, old, oldn);
+            if (old[oldn - 1] != '\n') drift_puts(&b, "\n");
+        }
+        drift_puts(&b, text);
+        drift_puts(&b, "\n");
+        st = b.oom ? ADM_FAIL(ADM_ERR_NOMEM, "history: out of memory") : adm_write_atomic(path, b.p, b.n);
+        free(b.p);
+    }
+    free(old);
+    free(text);
+    return st;
+}

@@ -1,0 +1,65 @@
+/* Internal to the drift report (reports/drift*.c). */
+#ifndef ADM_DRIFT_INTERNAL_H
+#define ADM_DRIFT_INTERNAL_H
+
+#include "adm_drift.h"
+
+#include <jansson.h>
+
+typedef struct drift_arm {
+    char *name;
+    adm_image img;
+} drift_arm;
+
+struct adm_drift {
+    char *title, *date, *commit;
+    drift_arm *arms;
+    int n_arms, cap_arms;
+    adm_drift_pair *pairs;
+    int n_pairs, cap_pairs;
+    adm_drift_growth *growth;
+    int n_growth, cap_growth;
+    adm_tier *growth_claim;
+    char **notes;
+    int n_notes;
+    double data_range;         /* 0: from the arms */
+    int video_set, video;
+    double floor_psnr, floor_ssim;   /* NaN: the kind's default */
+    double band_tol;                 /* dB */
+    /* after evaluate */
+    int evaluated, has_band, is_video;
+    double band_psnr, band_ssim, use_psnr, use_ssim;
+};
+
+/* A growing text buffer; out of memory is sticky and checked once. */
+typedef struct drift_buf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} drift_buf;
+
+void drift_put(drift_buf *b, const char *s, size_t n);
+void drift_puts(drift_buf *b, const char *s);
+void drift_printf(drift_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Text with &, <, >, " escaped. */
+void drift_xml(drift_buf *b, const char *s);
+/* "inf" for +Inf, else %.*f. */
+const char *drift_db(double psnr, char *buf, size_t n);
+
+/* The rows of a history file (a JSON array; empty when the file does not
+ * exist); a malformed line is refused with its number. */
+adm_status adm_drift_history_read(const char *path, json_t **rows);
+/* Tonight's row as the history holds it. */
+json_t *drift_row_json(const adm_drift *d);
+
+/* The rows of a history file (a JSON array; empty when the file does not
+ * exist); a malformed line is refused with its number. */
+adm_status adm_drift_history_read(const char *path, json_t **rows);
+/* Tonight's row as the history holds it. */
+json_t *drift_row_json(const adm_drift *d);
+
+#endif
