@@ -195,6 +195,53 @@ adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_t
                            const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
                            const adm_gate_config *gcfg, adm_run_result *out);
 
+/* ------------------------------------------------------------------ */
+/* Measuring on captures, and a runtime's fusion table (harness/table.c) */
+/* ------------------------------------------------------------------ */
+
+typedef struct adm_measure_result {
+    adm_verdict verdict;    /* the worst over the captures: by tier, then RMS ratio */
+    int64_t mpfr_refined;   /* oracle elements recomputed with MPFR, over the captures */
+    const char *field;      /* on failure, the input at fault: "captures", "params", "reference" or
+                               "candidate"; NULL: none */
+    int capture;            /* and for "captures", which one */
+} adm_measure_result;
+
+/* Judges cand_spec against ref_spec (registry names, or path.so:name for a
+ * plugin) with adm_harness_run on each capture: its inputs, probes and
+ * views. want_op (or NULL) is the op every capture must carry;
+ * params_json (or NULL) overrides each capture's parameters. source names
+ * the measurement in messages. */
+adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
+                               const char *params_json, const char *ref_spec, const char *cand_spec,
+                               const adm_reader *reader, adm_measure_result *out);
+
+typedef struct adm_table_entry {
+    char *name, *op, *candidate;
+    adm_tier declared;
+    adm_verdict verdict;    /* measured: the worst over the entry's captures */
+    int64_t mpfr_refined;
+} adm_table_entry;
+
+typedef struct adm_table_result {
+    int n;
+    adm_table_entry *entries;
+} adm_table_result;
+
+/* Called before entry k (1-based) of n is measured; may be NULL. */
+typedef void (*adm_table_progress_fn)(int k, int n, const char *name, void *user);
+
+/* Reads a fusion table (JSON, fusions/dit.json; relative capture paths are
+ * relative to the table's folder), checks every entry against the schema
+ * (a required field missing, an op not in the catalog, a tier, reader or
+ * parameter that does not parse, static declarations that are not the
+ * candidate's own: ADM_ERR_JSON naming file:line:column and the field)
+ * and measures every entry. All or nothing: on any error out holds no
+ * entries. The caller compares each entry's verdict with its declared
+ * tier (a declared tier looser than measured is unsafe). */
+adm_status adm_harness_table(const char *path, adm_table_progress_fn progress, void *user, adm_table_result *out);
+void adm_table_result_free(adm_table_result *r);
+
 #ifdef __cplusplus
 }
 #endif

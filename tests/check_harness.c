@@ -1100,6 +1100,42 @@ START_TEST(test_params_misfit)
 }
 END_TEST
 
+/* The fusion-table runner as a library call (what a runtime calls): a
+ * one-entry table measured, and a schema error named by line, column and
+ * field with nothing returned. */
+START_TEST(test_table_api)
+{
+    char path[] = "/tmp/adm_table_XXXXXX";
+    int fd = mkstemp(path);
+    FILE *f;
+    adm_table_result tr;
+    ck_assert_int_ge(fd, 0);
+    ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+    fprintf(f, "{\"fusions\": [\n {\"name\": \"epilogue\", \"op\": \"linear+gelu\", \"reference\": \"eager\",\n"
+               "  \"candidate\": \"fused_epilogue\", \"declared\": \"lossless\",\n"
+               "  \"captures\": [\"%s/captures/data/flux_fc1_gelu_small.h5\"]}]}\n", ADM_SOURCE_DIR);
+    fclose(f);
+    ck_assert_msg(adm_harness_table(path, NULL, NULL, &tr) == ADM_OK, "%s", adm_error_message());
+    ck_assert_int_eq(tr.n, 1);
+    ck_assert_str_eq(tr.entries[0].name, "epilogue");
+    ck_assert_str_eq(tr.entries[0].candidate, "fused_epilogue");
+    ck_assert_int_eq(tr.entries[0].declared, ADM_TIER_LOSSLESS);
+    ck_assert_int_eq(tr.entries[0].verdict.tier, ADM_TIER_LOSSLESS);
+    ck_assert(tr.entries[0].verdict.rms_ratio < 1.0);
+    adm_table_result_free(&tr);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fprintf(f, "{\"fusions\": [\n {\"name\": \"a\", \"op\": \"linear\", \"reference\": \"eager\",\n"
+               "  \"candidate\": \"splitk_fp32\", \"declared\": \"looseless\", \"captures\": [\"x.h5\"]}]}\n");
+    fclose(f);
+    ck_assert_int_eq(adm_harness_table(path, NULL, NULL, &tr), ADM_ERR_JSON);
+    ck_assert_msg(strstr(adm_error_message(), ":3:31: fusions[0].declared: 'looseless' is not exact, lossless or high"),
+                  "%s", adm_error_message());
+    ck_assert_int_eq(tr.n, 0);
+    ck_assert_ptr_null(tr.entries);
+    remove(path);
+}
+END_TEST
+
 START_TEST(test_tiers_and_config)
 {
     adm_tier t;
@@ -1128,6 +1164,7 @@ static Suite *harness_suite(void)
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_faults);
     tcase_add_test(tc, test_judge_nomem);
+    tcase_add_test(tc, test_table_api);
     tcase_add_loop_test(tc, test_params_misfit, 0, (int)(sizeof misfit_cases / sizeof misfit_cases[0]));
     suite_add_tcase(s, tc);
     tc = tcase_create("SeedTable");
