@@ -91,6 +91,10 @@ typedef struct adm_gate_config {
     double magnitude_limit;   /* 1.5 */
     double bias_material;     /* 0.1: a bias component above this fraction of the reference RMS error */
     double bias_z;            /* 5: and this many standard errors from the reference's */
+    /* 3: the magnitude ratios' sampling allowance: the limit is
+     * magnitude_limit exp(magnitude_z / sqrt(n)) over n elements, and the
+     * max's yardstick never below rms sqrt(2 ln(n / 1e-3)) (GATES.md) */
+    double magnitude_z;
     double flip_limit;        /* 1.5 */
     double sharpness;         /* 1e-3: oracle bound / reference RMS error */
 } adm_gate_config;
@@ -117,6 +121,9 @@ typedef struct adm_verdict {
     double rms_r, rms_c, max_r, max_c, rms_round, max_round, rms_ratio, max_ratio;
     /* the max ratio's denominator: max(max_r, max_round, D sqrt(2 ln n)) */
     double max_expected;
+    /* the max in ulps at the condition scale (gated where ulp_gated) and
+     * its ratio; the magnitude limit in force after the sampling allowance */
+    double ulp_max_r, ulp_max_c, ulp_max_ratio, magnitude_limit_n;
     double ulp_rms_r, ulp_rms_c, ulp_rms_round, ulp_ratio;
     int ulp_gated;             /* 1: ulps at the condition scale, gated; 0: at the token/channel scale, reported only */
     /* gate 2: each as an error component (absolute, output units) */
