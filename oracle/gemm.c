@@ -16,8 +16,9 @@
  * |w| (abs_scaled_rows), which needs only a few bits.
  *
  * Memory beyond the inputs and the result: x in fp64 (M K doubles) and
- * fp32 (M K floats, the scale's operand), w in tiles sharing 128 MiB, so
- * FLUX.1's MLP (4096 x 3072 by 12288 x 3072) needs at most 276 MiB extra. */
+ * fp32 (M K floats, the scale's operand), w in tiles sharing 128 MiB in
+ * fp64 and 64 MiB in fp32, and per thread COND_ROWS x tile floats, so
+ * FLUX.1's MLP (4096 x 3072 by 12288 x 3072) needs about 350 MiB extra. */
 #include "oracle_internal.h"
 
 #include <cblas.h>
