@@ -1,5 +1,6 @@
-/* Internal layout of a capture handle, shared by the reader/writer and the
- * validator. */
+/* Internal layout of a capture handle, shared by the model
+ * (capture_model.c), the reader and writer (capture_read.c,
+ * capture_write.c) and the validator. */
 #ifndef ADM_CAPTURE_INTERNAL_H
 #define ADM_CAPTURE_INTERNAL_H
 
@@ -41,5 +42,10 @@ struct adm_capture {
     adm_special *specials;
     int n_specials, cap_specials;
 };
+
+/* captures/capture_model.c, shared with the reader */
+adm_capture *adm_cap_new(void);
+adm_status adm_cap_list_push(adm_entry_list *l, const char *name, adm_tensor *t);
+adm_status adm_cap_check_name(const char *name);
 
 #endif

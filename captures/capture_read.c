@@ -1,13 +1,12 @@
-/* The HDF5 capture format v1: reader and writer (captures/FORMAT.md).
+/* The HDF5 capture format v1: the reader (captures/FORMAT.md).
  *
  * The reader trusts nothing in the file: every attribute's class and size,
  * every dataset's storage type against its declared dtype, every extent
  * against the size limit, before a byte is allocated. Every error names
  * the file and the dataset or attribute, and what was expected. */
-#include "capture_internal.h"
+#include "capture_h5.h"
 
 #include <errno.h>
-#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -15,334 +14,11 @@
 #define NAME_MAX_LEN 128
 #define ATTR_MAX_LEN (1 << 20)
 
-/* ---------------------------------------------------------------- memory */
-
-static void list_free(adm_entry_list *l)
-{
-    for (int i = 0; i < l->n; i++) {
-        free(l->v[i].name);
-        adm_tensor_free(&l->v[i].t);
-    }
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
-/* Takes ownership of *t on success. */
-static adm_status list_push(adm_entry_list *l, const char *name, adm_tensor *t)
-{
-    for (int i = 0; i < l->n; i++)
-        if (strcmp(l->v[i].name, name) == 0)
-            return ADM_FAIL(ADM_ERR_INVALID, "a tensor named '%s' is already there", name);
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 4;
-        adm_entry *v = realloc(l->v, sizeof *v * (size_t)cap);
-        if (!v) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n].name = adm_strdup(name);
-    if (!l->v[l->n].name) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-    l->v[l->n].t = *t;
-    memset(t, 0, sizeof *t);
-    l->n++;
-    return ADM_OK;
-}
-
-static adm_status check_name(const char *name) { return adm_name_check("tensor name", name); }
-
-void adm_capture_free(adm_capture *c)
-{
-    if (!c) return;
-    free(c->path);
-    free(c->op);
-    free(c->params);
-    free(c->model);
-    free(c->layer);
-    free(c->source);
-    list_free(&c->inputs);
-    list_free(&c->candidates);
-    adm_tensor_free(&c->ref);
-    adm_tensor_free(&c->oracle);
-    adm_tensor_free(&c->oracle_bound);
-    for (int i = 0; i < c->n_specials; i++) {
-        free(c->specials[i].name);
-        list_free(&c->specials[i].inputs);
-        list_free(&c->specials[i].candidates);
-        adm_tensor_free(&c->specials[i].ref);
-    }
-    free(c->specials);
-    free(c);
-}
-
-static adm_capture *capture_new(void)
-{
-    adm_capture *c = calloc(1, sizeof *c);
-    if (!c) return NULL;
-    c->version = ADM_CAPTURE_VERSION;
-    c->step = -1;
-    c->model = adm_strdup("");
-    c->layer = adm_strdup("");
-    c->source = adm_strdup("");
-    c->params = adm_strdup("{}");
-    if (!c->model || !c->layer || !c->source || !c->params) {
-        adm_capture_free(c);
-        return NULL;
-    }
-    return c;
-}
-
-/* ---------------------------------------------------------------- accessors */
-
-static adm_named_tensor named(const adm_entry_list *l, int i)
-{
-    adm_named_tensor r = {NULL, NULL};
-    if (i >= 0 && i < l->n) {
-        r.name = l->v[i].name;
-        r.tensor = &l->v[i].t;
-    }
-    return r;
-}
-
-static const adm_special *special_at(const adm_capture *c, int i)
-{
-    return (i >= 0 && i < c->n_specials) ? &c->specials[i] : NULL;
-}
-
-const char *adm_capture_path(const adm_capture *c) { return c->path; }
-int adm_capture_version(const adm_capture *c) { return c->version; }
-const char *adm_capture_op(const adm_capture *c) { return c->op; }
-const char *adm_capture_params(const adm_capture *c) { return c->params; }
-const char *adm_capture_model(const adm_capture *c) { return c->model; }
-const char *adm_capture_layer(const adm_capture *c) { return c->layer; }
-int64_t adm_capture_step(const adm_capture *c) { return c->step; }
-const char *adm_capture_source(const adm_capture *c) { return c->source; }
-int adm_capture_input_count(const adm_capture *c) { return c->inputs.n; }
-adm_named_tensor adm_capture_input(const adm_capture *c, int i) { return named(&c->inputs, i); }
-const adm_tensor *adm_capture_reference(const adm_capture *c) { return c->has_ref ? &c->ref : NULL; }
-int adm_capture_candidate_count(const adm_capture *c) { return c->candidates.n; }
-adm_named_tensor adm_capture_candidate(const adm_capture *c, int i) { return named(&c->candidates, i); }
-const adm_tensor *adm_capture_oracle(const adm_capture *c) { return c->has_oracle ? &c->oracle : NULL; }
-const adm_tensor *adm_capture_oracle_bound(const adm_capture *c) { return c->has_oracle_bound ? &c->oracle_bound : NULL; }
-int adm_capture_oracle_certified(const adm_capture *c) { return c->oracle_certified; }
-int adm_capture_special_count(const adm_capture *c) { return c->n_specials; }
-
-const adm_tensor *adm_capture_find_input(const adm_capture *c, const char *name)
-{
-    for (int i = 0; i < c->inputs.n; i++)
-        if (strcmp(c->inputs.v[i].name, name) == 0) return &c->inputs.v[i].t;
-    return NULL;
-}
-
-const char *adm_capture_special_name(const adm_capture *c, int i)
-{
-    const adm_special *s = special_at(c, i);
-    return s ? s->name : NULL;
-}
-
-int adm_capture_special_input_count(const adm_capture *c, int i)
-{
-    const adm_special *s = special_at(c, i);
-    return s ? s->inputs.n : 0;
-}
-
-adm_named_tensor adm_capture_special_input(const adm_capture *c, int i, int j)
-{
-    const adm_special *s = special_at(c, i);
-    adm_named_tensor none = {NULL, NULL};
-    return s ? named(&s->inputs, j) : none;
-}
-
-const adm_tensor *adm_capture_special_reference(const adm_capture *c, int i)
-{
-    const adm_special *s = special_at(c, i);
-    return (s && s->has_ref) ? &s->ref : NULL;
-}
-
-adm_status adm_capture_special_refusal(const adm_capture *c, int i)
-{
-    const adm_special *s = special_at(c, i);
-    return s ? s->refusal : ADM_OK;
-}
-
-int adm_capture_special_candidate_count(const adm_capture *c, int i)
-{
-    const adm_special *s = special_at(c, i);
-    return s ? s->candidates.n : 0;
-}
-
-adm_named_tensor adm_capture_special_candidate(const adm_capture *c, int i, int j)
-{
-    const adm_special *s = special_at(c, i);
-    adm_named_tensor none = {NULL, NULL};
-    return s ? named(&s->candidates, j) : none;
-}
-
-/* ---------------------------------------------------------------- building */
-
-adm_status adm_capture_create(const char *op, const char *params_json, adm_capture **out)
-{
-    adm_capture *c;
-    if (!op || !*op) return ADM_FAIL(ADM_ERR_INVALID, "a capture needs an op name");
-    c = capture_new();
-    if (!c) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-    free(c->params);
-    c->op = adm_strdup(op);
-    c->params = adm_strdup(params_json && *params_json ? params_json : "{}");
-    if (!c->op || !c->params) {
-        adm_capture_free(c);
-        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-    }
-    *out = c;
-    return ADM_OK;
-}
-
-static adm_status replace_str(char **dst, const char *s)
-{
-    char *d = adm_strdup(s);
-    if (!d) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-    free(*dst);
-    *dst = d;
-    return ADM_OK;
-}
-
-adm_status adm_capture_set_provenance(adm_capture *c, const char *model, const char *layer,
-                                      int64_t step, const char *source)
-{
-    ADM_TRY(replace_str(&c->model, model));
-    ADM_TRY(replace_str(&c->layer, layer));
-    ADM_TRY(replace_str(&c->source, source));
-    c->step = step < 0 ? -1 : step;
-    return ADM_OK;
-}
-
-static adm_status add_copy(adm_entry_list *l, const char *name, const adm_tensor *t)
-{
-    adm_tensor copy;
-    adm_status st;
-    ADM_TRY(check_name(name));
-    ADM_TRY(adm_tensor_contiguous(t, &copy));
-    st = list_push(l, name, &copy);
-    adm_tensor_free(&copy);
-    return st;
-}
-
-static adm_status set_copy(int *has, adm_tensor *dst, const adm_tensor *t)
-{
-    adm_tensor copy;
-    ADM_TRY(adm_tensor_contiguous(t, &copy));
-    adm_tensor_free(dst);
-    *dst = copy;
-    *has = 1;
-    return ADM_OK;
-}
-
-adm_status adm_capture_add_input(adm_capture *c, const char *name, const adm_tensor *t)
-{
-    return add_copy(&c->inputs, name, t);
-}
-
-adm_status adm_capture_set_reference(adm_capture *c, const adm_tensor *t)
-{
-    return set_copy(&c->has_ref, &c->ref, t);
-}
-
-adm_status adm_capture_add_candidate(adm_capture *c, const char *name, const adm_tensor *t)
-{
-    return add_copy(&c->candidates, name, t);
-}
-
-adm_status adm_capture_set_oracle(adm_capture *c, const adm_tensor *t)
-{
-    if (t->dtype != ADM_FP64)
-        return ADM_FAIL(ADM_ERR_DTYPE, "a user oracle must be fp64, not %s", adm_dtype_name(t->dtype));
-    adm_tensor_free(&c->oracle_bound);
-    c->has_oracle_bound = 0;
-    c->oracle_certified = 0;
-    return set_copy(&c->has_oracle, &c->oracle, t);
-}
-
-adm_status adm_capture_set_certified_oracle(adm_capture *c, const adm_tensor *value, const adm_tensor *bound)
-{
-    char a[160], b[160];
-    if (value->dtype != ADM_FP64 || bound->dtype != ADM_FP64)
-        return ADM_FAIL(ADM_ERR_DTYPE, "a certified oracle is fp64 value and bound");
-    if (value->ndim != bound->ndim || memcmp(value->shape, bound->shape, sizeof(int64_t) * (size_t)value->ndim))
-        return ADM_FAIL(ADM_ERR_SHAPE, "oracle value %s and bound %s differ in shape",
-                        adm_shape_str(value->ndim, value->shape, a, sizeof a),
-                        adm_shape_str(bound->ndim, bound->shape, b, sizeof b));
-    ADM_TRY(set_copy(&c->has_oracle, &c->oracle, value));
-    ADM_TRY(set_copy(&c->has_oracle_bound, &c->oracle_bound, bound));
-    c->oracle_certified = 1;
-    return ADM_OK;
-}
-
-adm_status adm_capture_add_special(adm_capture *c, const char *name, int *index)
-{
-    adm_special *s;
-    ADM_TRY(check_name(name));
-    for (int i = 0; i < c->n_specials; i++)
-        if (strcmp(c->specials[i].name, name) == 0)
-            return ADM_FAIL(ADM_ERR_INVALID, "a special case named '%s' is already there", name);
-    if (c->n_specials == c->cap_specials) {
-        int cap = c->cap_specials ? 2 * c->cap_specials : 4;
-        adm_special *v = realloc(c->specials, sizeof *v * (size_t)cap);
-        if (!v) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-        c->specials = v;
-        c->cap_specials = cap;
-    }
-    s = &c->specials[c->n_specials];
-    memset(s, 0, sizeof *s);
-    s->name = adm_strdup(name);
-    if (!s->name) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-    *index = c->n_specials++;
-    return ADM_OK;
-}
-
-static adm_status special_mut(adm_capture *c, int index, adm_special **s)
-{
-    *s = NULL;
-    if (index < 0 || index >= c->n_specials)
-        return ADM_FAIL(ADM_ERR_INVALID, "no special case %d", index);
-    *s = &c->specials[index];
-    return ADM_OK;
-}
-
-adm_status adm_capture_special_add_input(adm_capture *c, int index, const char *name, const adm_tensor *t)
-{
-    adm_special *s = NULL;
-    ADM_TRY(special_mut(c, index, &s));
-    return add_copy(&s->inputs, name, t);
-}
-
-adm_status adm_capture_special_set_reference(adm_capture *c, int index, const adm_tensor *t)
-{
-    adm_special *s = NULL;
-    ADM_TRY(special_mut(c, index, &s));
-    return set_copy(&s->has_ref, &s->ref, t);
-}
-
-adm_status adm_capture_special_set_refusal(adm_capture *c, int index, adm_status refused)
-{
-    adm_special *s = NULL;
-    ADM_TRY(special_mut(c, index, &s));
-    if ((int)refused < 0 || refused >= ADM_STATUS_COUNT)
-        return ADM_FAIL(ADM_ERR_INVALID, "refusal %d is not a status", (int)refused);
-    s->refusal = refused;
-    return ADM_OK;
-}
-
-adm_status adm_capture_special_add_candidate(adm_capture *c, int index, const char *name, const adm_tensor *t)
-{
-    adm_special *s = NULL;
-    ADM_TRY(special_mut(c, index, &s));
-    return add_copy(&s->candidates, name, t);
-}
-
 /* ---------------------------------------------------------------- HDF5 helpers */
 
-static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+void adm_cap_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
-static void h5_close(hid_t id)
+void adm_cap_h5_close(hid_t id)
 {
     if (id < 0) return;
     switch (H5Iget_type(id)) {
@@ -412,10 +88,10 @@ static adm_status read_str_attr(hid_t loc, const char *where, const char *name, 
         *out = v;
     }
 done:
-    h5_close(mt);
-    h5_close(s);
-    h5_close(t);
-    h5_close(a);
+    adm_cap_h5_close(mt);
+    adm_cap_h5_close(s);
+    adm_cap_h5_close(t);
+    adm_cap_h5_close(a);
     return st;
 }
 
@@ -446,9 +122,9 @@ static adm_status read_int_attr(hid_t loc, const char *where, const char *name, 
     }
     *present = 1;
 done:
-    h5_close(s);
-    h5_close(t);
-    h5_close(a);
+    adm_cap_h5_close(s);
+    adm_cap_h5_close(t);
+    adm_cap_h5_close(a);
     return st;
 }
 
@@ -659,10 +335,10 @@ static adm_status read_dataset(hid_t loc, const char *path, const char *where, a
 done:
     adm_tensor_free(&t);
     free(dtname);
-    h5_close(mt);
-    h5_close(sp);
-    h5_close(ft);
-    h5_close(d);
+    adm_cap_h5_close(mt);
+    adm_cap_h5_close(sp);
+    adm_cap_h5_close(ft);
+    adm_cap_h5_close(d);
     return st;
 }
 
@@ -741,14 +417,14 @@ static adm_status read_group(hid_t loc, const char *file, const char *prefix, co
         char dwhere[640];
         snprintf(dwhere, sizeof dwhere, "%s: dataset '%s/%s/%s'", file, prefix, gname, names[i]);
         /* names travel into reports and claims: the format's alphabet */
-        if ((st = check_name(names[i])) != ADM_OK) {
+        if ((st = adm_cap_check_name(names[i])) != ADM_OK) {
             adm_error_prefix("%s: ", dwhere);
             st = ADM_ERR_FORMAT;
             break;
         }
         if ((st = link_kind_ok(g, names[i], dwhere)) != ADM_OK) break;
         if ((st = read_dataset(g, names[i], dwhere, &t)) != ADM_OK) break;
-        if ((st = list_push(list, names[i], &t)) != ADM_OK) adm_tensor_free(&t);
+        if ((st = adm_cap_list_push(list, names[i], &t)) != ADM_OK) adm_tensor_free(&t);
     }
 done:
     free_names(names, n);
@@ -835,7 +511,7 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
     adm_status st = ADM_OK;
 
     *out = NULL;
-    h5_quiet();
+    adm_cap_h5_quiet();
     /* a FIFO or a device would block libhdf5's open, or feed it endlessly */
     ADM_TRY(adm_file_check_regular(path, "the capture"));
 #if H5_VERSION_GE(1, 12, 0)
@@ -849,7 +525,7 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
     f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0)
         return ADM_FAIL(ADM_ERR_FORMAT, "%s: the HDF5 file cannot be opened (truncated or corrupt)", path);
-    if (!(c = capture_new())) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+    if (!(c = adm_cap_new())) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
     if (!(c->path = adm_strdup(path))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
     snprintf(where, sizeof where, "%s: root", path);
     if ((st = read_str_attr(f, where, "admit_format", 0, &magic)) != ADM_OK) goto done;
@@ -930,174 +606,3 @@ done:
     return ADM_OK;
 }
 
-/* ---------------------------------------------------------------- writing */
-
-static adm_status write_str_attr(hid_t loc, const char *name, const char *value)
-{
-    hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), a = -1;
-    adm_status st = ADM_OK;
-    H5Tset_size(t, H5T_VARIABLE);
-    H5Tset_cset(t, H5T_CSET_UTF8);
-    a = H5Acreate2(loc, name, t, s, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, t, &value) < 0)
-        st = ADM_FAIL(ADM_ERR_HDF5, "cannot write attribute '%s'", name);
-    h5_close(a);
-    h5_close(s);
-    h5_close(t);
-    return st;
-}
-
-static adm_status write_int_attr(hid_t loc, const char *name, int64_t value)
-{
-    hid_t s = H5Screate(H5S_SCALAR), a;
-    adm_status st = ADM_OK;
-    a = H5Acreate2(loc, name, H5T_STD_I64LE, s, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, H5T_NATIVE_INT64, &value) < 0)
-        st = ADM_FAIL(ADM_ERR_HDF5, "cannot write attribute '%s'", name);
-    h5_close(a);
-    h5_close(s);
-    return st;
-}
-
-static hid_t new_group(hid_t loc, const char *name)
-{
-    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g;
-    H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
-    H5Pset_obj_track_times(gcpl, 0);
-    g = H5Gcreate2(loc, name, H5P_DEFAULT, gcpl, H5P_DEFAULT);
-    H5Pclose(gcpl);
-    return g;
-}
-
-static adm_status write_dataset(hid_t loc, const char *name, const adm_tensor *t, int gzip)
-{
-    hsize_t dims[ADM_MAX_DIMS], chunk[ADM_MAX_DIMS];
-    hid_t sp = -1, dcpl = -1, d = -1, ft, mt;
-    int64_t numel = adm_tensor_numel(t);
-    adm_status st = ADM_OK;
-    const adm_format_info *f = adm_format_get(t->dtype);
-    switch (f->storage_bytes) {
-    case 1: ft = H5T_STD_U8LE; mt = H5T_NATIVE_UINT8; break;
-    case 2: ft = H5T_STD_U16LE; mt = H5T_NATIVE_UINT16; break;
-    case 4: ft = H5T_IEEE_F32LE; mt = H5T_NATIVE_FLOAT; break;
-    default: ft = H5T_IEEE_F64LE; mt = H5T_NATIVE_DOUBLE; break;
-    }
-    for (int i = 0; i < t->ndim; i++) dims[i] = (hsize_t)t->shape[i];
-    sp = t->ndim ? H5Screate_simple(t->ndim, dims, NULL) : H5Screate(H5S_SCALAR);
-    dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    H5Pset_obj_track_times(dcpl, 0);
-    if (gzip > 0 && t->ndim > 0 && numel > 0) {
-        /* Chunks of at most 2^18 elements, whole rows of the last dims. */
-        int64_t budget = (int64_t)1 << 18;
-        for (int i = t->ndim - 1; i >= 0; i--) {
-            int64_t c = t->shape[i] < budget ? t->shape[i] : budget;
-            if (c < 1) c = 1;
-            chunk[i] = (hsize_t)c;
-            budget /= c;
-            if (budget < 1) budget = 1;
-        }
-        H5Pset_chunk(dcpl, t->ndim, chunk);
-        H5Pset_shuffle(dcpl);
-        H5Pset_deflate(dcpl, (unsigned)(gzip > 9 ? 9 : gzip));
-    }
-    d = H5Dcreate2(loc, name, ft, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-    if (d < 0) {
-        st = ADM_FAIL(ADM_ERR_HDF5, "cannot create dataset '%s'", name);
-        goto done;
-    }
-    if (numel > 0) {
-        adm_tensor dense;
-        const void *src = (const char *)t->data + (size_t)t->offset * (size_t)f->storage_bytes;
-        int copied = 0;
-        if (!adm_tensor_is_contiguous(t)) {
-            if ((st = adm_tensor_contiguous(t, &dense)) != ADM_OK) goto done;
-            src = dense.data;
-            copied = 1;
-        }
-        if (H5Dwrite(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, src) < 0)
-            st = ADM_FAIL(ADM_ERR_HDF5, "cannot write dataset '%s'", name);
-        if (copied) adm_tensor_free(&dense);
-        if (st != ADM_OK) goto done;
-    }
-    st = write_str_attr(d, "dtype", f->name);
-done:
-    h5_close(d);
-    h5_close(dcpl);
-    h5_close(sp);
-    return st;
-}
-
-static adm_status write_list(hid_t loc, const char *gname, const adm_entry_list *l, int gzip)
-{
-    hid_t g = new_group(loc, gname);
-    adm_status st = ADM_OK;
-    if (g < 0) return ADM_FAIL(ADM_ERR_HDF5, "cannot create group '%s'", gname);
-    for (int i = 0; i < l->n && st == ADM_OK; i++) st = write_dataset(g, l->v[i].name, &l->v[i].t, gzip);
-    H5Gclose(g);
-    return st;
-}
-
-static adm_status write_all(hid_t f, const adm_capture *c, int gzip)
-{
-    ADM_TRY(write_str_attr(f, "admit_format", ADM_CAPTURE_MAGIC));
-    ADM_TRY(write_int_attr(f, "admit_version", ADM_CAPTURE_VERSION));
-    ADM_TRY(write_str_attr(f, "op", c->op));
-    ADM_TRY(write_str_attr(f, "op_params", c->params));
-    if (c->model[0]) ADM_TRY(write_str_attr(f, "model", c->model));
-    if (c->layer[0]) ADM_TRY(write_str_attr(f, "layer", c->layer));
-    if (c->source[0]) ADM_TRY(write_str_attr(f, "source", c->source));
-    if (c->step >= 0) ADM_TRY(write_int_attr(f, "step", c->step));
-    ADM_TRY(write_list(f, "inputs", &c->inputs, gzip));
-    if (c->has_ref) ADM_TRY(write_dataset(f, "reference", &c->ref, gzip));
-    if (c->candidates.n) ADM_TRY(write_list(f, "candidates", &c->candidates, gzip));
-    if (c->has_oracle) ADM_TRY(write_dataset(f, "oracle", &c->oracle, gzip));
-    if (c->has_oracle_bound) ADM_TRY(write_dataset(f, "oracle_bound", &c->oracle_bound, gzip));
-    if (c->oracle_certified) ADM_TRY(write_int_attr(f, "oracle_certified", 1));
-    if (c->n_specials) {
-        hid_t sg = new_group(f, "special");
-        adm_status st = ADM_OK;
-        if (sg < 0) return ADM_FAIL(ADM_ERR_HDF5, "cannot create group 'special'");
-        for (int i = 0; i < c->n_specials && st == ADM_OK; i++) {
-            const adm_special *s = &c->specials[i];
-            hid_t cg = new_group(sg, s->name);
-            if (cg < 0) { st = ADM_FAIL(ADM_ERR_HDF5, "cannot create group 'special/%s'", s->name); break; }
-            st = write_list(cg, "inputs", &s->inputs, gzip);
-            if (st == ADM_OK && s->has_ref) st = write_dataset(cg, "reference", &s->ref, gzip);
-            if (st == ADM_OK && s->candidates.n) st = write_list(cg, "candidates", &s->candidates, gzip);
-            if (st == ADM_OK && s->refusal != ADM_OK)
-                st = write_str_attr(cg, "reference_refused", adm_status_name(s->refusal));
-            H5Gclose(cg);
-        }
-        H5Gclose(sg);
-        return st;
-    }
-    return ADM_OK;
-}
-
-adm_status adm_capture_write(const adm_capture *c, const char *path, int gzip_level)
-{
-    char *tmp;
-    hid_t fapl, f;
-    int fd;
-    adm_status st;
-    h5_quiet();
-    ADM_TRY(adm_temp_beside(path, &tmp, &fd));
-    close(fd);
-    fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_libver_bounds(fapl, H5F_LIBVER_EARLIEST, H5F_LIBVER_V18);
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
-    H5Pclose(fapl);
-    if (f < 0) {
-        unlink(tmp);
-        free(tmp);
-        return ADM_FAIL(ADM_ERR_IO, "%s: cannot create the HDF5 file", path);
-    }
-    st = write_all(f, c, gzip_level);
-    if (st != ADM_OK) adm_error_prefix("%s: ", path);
-    if (H5Fclose(f) < 0 && st == ADM_OK) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot finish writing", path);
-    if (st == ADM_OK && rename(tmp, path) != 0)
-        st = ADM_FAIL(ADM_ERR_IO, "%s: cannot move the finished file into place: %s", path, strerror(errno));
-    if (st != ADM_OK) unlink(tmp);
-    free(tmp);
-    return st;
-}
