@@ -123,6 +123,22 @@ void adm_cli_progress_done(void)
     progress_shown = 0;
 }
 
+void adm_cli_report_context(adm_report *rep, const char *key, const char *value)
+{
+    char name[256];
+    int major, minor;
+    if (key) adm_report_set_context(rep, key, value);
+    if (!adm_cuda_built()) adm_report_set_context(rep, "GPU", "none (built without CUDA)");
+    else if (adm_cuda_device_name(name, sizeof name, &major, &minor) == ADM_OK) {
+        char t[300];
+        snprintf(t, sizeof t, "%s (sm_%d%d)", name, major, minor);
+        adm_report_set_context(rep, "GPU", t);
+    } else {
+        adm_report_set_context(rep, "GPU", "none usable");
+    }
+    adm_error_clear();
+}
+
 int adm_cli_finish_report(const adm_report *rep, const char *json, const char *junit, const char *html)
 {
     adm_cli_progress_done();

@@ -37,6 +37,8 @@ void adm_cli_progress(int k, int n, const char *what);
 void adm_cli_progress_done(void);
 
 struct adm_report;
+/* Sets key = value (key NULL: none) and the GPU in the report's header. */
+void adm_cli_report_context(struct adm_report *rep, const char *key, const char *value);
 /* Prints the report, writes the requested files (NULL: none), and returns
  * the exit code: 1 when a verdict breaks its claim, 2 when a file cannot be
  * written. */

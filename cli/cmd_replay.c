@@ -9,20 +9,21 @@
 #include <string.h>
 
 static const char replay_usage[] =
-    "usage: admit-kernel replay CAPTURE... [--claim NAME=TIER]... [--json FILE] [--junit FILE]\n"
+    "usage: admit-kernel replay CAPTURE... [--claim NAME=TIER]... [--json FILE] [--junit FILE] [--html DIR]\n"
     "\n"
     "Scores every candidate output stored in the captures against the oracle,\n"
     "relative to the stored reference output, and prints one verdict per\n"
     "candidate: exact, lossless or high, with the deciding numbers and why.\n"
     "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
     "  --json FILE        write the full report as JSON\n"
-    "  --junit FILE       write a JUnit XML report (a failure per violated claim)\n";
+    "  --junit FILE       write a JUnit XML report (a failure per violated claim)\n"
+    "  --html DIR         write DIR/index.html: what was run, the verdicts, each candidate's detail\n";
 
 #define MAX_CLAIMS 64
 
 int adm_cmd_replay(int argc, char **argv)
 {
-    const char *files[256], *json = NULL, *junit = NULL;
+    const char *files[256], *json = NULL, *junit = NULL, *html = NULL;
     char *claim_names[MAX_CLAIMS];
     adm_tier claim_tiers[MAX_CLAIMS];
     int claim_used[MAX_CLAIMS] = {0};
@@ -37,6 +38,7 @@ int adm_cmd_replay(int argc, char **argv)
             i++;
             if (!strcmp(a, "--json")) json = v;
             else if (!strcmp(a, "--junit")) junit = v;
+            else if (!strcmp(a, "--html")) html = v;
             else if (!strcmp(a, "--claim")) {
                 if (ncl == MAX_CLAIMS) { rc = adm_cli_usage_error("--claim: at most %d claims", MAX_CLAIMS); goto done; }
                 if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
@@ -56,6 +58,14 @@ int adm_cmd_replay(int argc, char **argv)
     }
     if (nf == 0) { fputs(replay_usage, stderr); rc = adm_cli_usage_error("replay: expected at least one CAPTURE"); goto done; }
     if (adm_report_create("admit-kernel replay", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    {
+        char list[2048] = "";
+        for (int f = 0; f < nf; f++) {
+            strncat(list, f ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, files[f], sizeof list - strlen(list) - 1);
+        }
+        adm_cli_report_context(rep, "captures", list);
+    }
     /* Every capture is read and judged before anything is written. */
     for (int f = 0; f < nf; f++) {
         adm_capture *cap = NULL;
@@ -90,7 +100,7 @@ int adm_cmd_replay(int argc, char **argv)
             rc = adm_cli_usage_error("--claim: no candidate named '%s' in the captures", claim_names[c]);
             goto done;
         }
-    rc = adm_cli_finish_report(rep, json, junit, NULL);
+    rc = adm_cli_finish_report(rep, json, junit, html);
 done:
     for (int c = 0; c < ncl; c++) free(claim_names[c]);
     adm_report_free(rep);

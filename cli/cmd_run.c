@@ -87,6 +87,8 @@ int adm_cmd_run(int argc, char **argv)
     }
     if (adm_reader_parse(reader_text, &reader) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     if (adm_report_create("admit-kernel run", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    adm_cli_report_context(rep, "capture", capture);
+    adm_report_set_context(rep, "reference", ref);
     for (int k = 0; k < nc; k++) {
         const adm_tier *claim = NULL;
         const char *caps[1] = {capture};
@@ -150,6 +152,12 @@ int adm_cmd_table(int argc, char **argv)
     if (adm_report_create("admit-kernel table", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     adm_report_set_strict(rep, strict);
     adm_report_set_labels(rep, "entry", "declared");
+    adm_cli_report_context(rep, "table", file);
+    {
+        char t[64];
+        snprintf(t, sizeof t, "those of its %d entries, relative to its folder", tr.n);
+        adm_report_set_context(rep, "captures", t);
+    }
     for (int i = 0; i < tr.n; i++) {
         const adm_table_entry *e = &tr.entries[i];
         if (adm_report_add(rep, e->name, e->op, e->candidate, &e->verdict, e->mpfr_refined, &e->declared) != ADM_OK) {

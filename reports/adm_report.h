@@ -29,6 +29,11 @@ adm_status adm_report_create(const char *title, adm_report **out);
 void adm_report_free(adm_report *r);
 adm_status adm_report_add(adm_report *r, const char *source, const char *op, const char *candidate,
                           const adm_verdict *v, int64_t mpfr_refined, const adm_tier *claim);
+/* What was run, for the reports' header ("table", the table's path;
+ * "captures"; "GPU"): a key is set once, a later value replaces it; at
+ * most 16. Date (SOURCE_DATE_EPOCH when set, else now), commit (ADMIT_COMMIT,
+ * else the build's git describe) and host are added by the writers. */
+adm_status adm_report_set_context(adm_report *r, const char *key, const char *value);
 int adm_report_count(const adm_report *r);
 const adm_report_row *adm_report_row_at(const adm_report *r, int i);
 /* Strict: a verdict stricter than its claim (promotable) also violates. */

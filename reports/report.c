@@ -6,9 +6,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#define ADM_REPORT_MAX_CONTEXT 16
+
 struct adm_report {
+    char *ctx_key[ADM_REPORT_MAX_CONTEXT], *ctx_val[ADM_REPORT_MAX_CONTEXT];
+    int nctx;
     int strict;
     const char *source_label, *claim_label;
     char *title;
@@ -37,6 +42,10 @@ void adm_report_free(adm_report *r)
     }
     free(r->rows);
     free(r->title);
+    for (int i = 0; i < r->nctx; i++) {
+        free(r->ctx_key[i]);
+        free(r->ctx_val[i]);
+    }
     free(r);
 }
 
@@ -71,6 +80,58 @@ adm_status adm_report_add(adm_report *r, const char *source, const char *op, con
     }
     r->n++;
     return ADM_OK;
+}
+
+adm_status adm_report_set_context(adm_report *r, const char *key, const char *value)
+{
+    int i;
+    for (i = 0; i < r->nctx; i++)
+        if (!strcmp(r->ctx_key[i], key)) break;
+    if (i == ADM_REPORT_MAX_CONTEXT) return ADM_FAIL(ADM_ERR_INVALID, "report: at most %d context entries", i);
+    if (i == r->nctx) {
+        if (!(r->ctx_key[i] = adm_strdup(key))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        r->ctx_val[i] = NULL;
+        r->nctx++;
+    }
+    free(r->ctx_val[i]);
+    if (!(r->ctx_val[i] = adm_strdup(value))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    return ADM_OK;
+}
+
+/* The run's date: SOURCE_DATE_EPOCH when set (reproducible builds'
+ * convention, so a test can fix it), else now; ISO 8601, UTC. */
+static void run_date(char *buf, size_t n)
+{
+    const char *e = getenv("SOURCE_DATE_EPOCH");
+    time_t t = time(NULL);
+    struct tm tm;
+    if (e && *e) {
+        char *end;
+        long long v = strtoll(e, &end, 10);
+        if (!*end && v >= 0) t = (time_t)v;
+    }
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* What was run: date, commit, host, then what the caller set. */
+static void run_context(const adm_report *r, int *n, const char **keys, const char **vals, char *date, char *host)
+{
+    const char *commit = getenv("ADMIT_COMMIT");
+    int k = 0;
+    run_date(date, 32);
+    if (gethostname(host, 256) != 0) snprintf(host, 256, "unknown");
+    host[255] = '\0';
+    keys[k] = "date", vals[k++] = date;
+    keys[k] = "admit", vals[k++] = ADM_VERSION_STRING;
+#ifdef ADM_GIT_DESCRIBE
+    keys[k] = "commit", vals[k++] = commit && *commit ? commit : ADM_GIT_DESCRIBE;
+#else
+    keys[k] = "commit", vals[k++] = commit && *commit ? commit : "unknown (set ADMIT_COMMIT)";
+#endif
+    keys[k] = "host", vals[k++] = host;
+    for (int i = 0; i < r->nctx; i++) keys[k] = r->ctx_key[i], vals[k++] = r->ctx_val[i];
+    *n = k;
 }
 
 int adm_report_count(const adm_report *r) { return r->n; }
@@ -225,6 +286,15 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
     char *text;
     json_object_set_new(root, "admit_version", json_string(ADM_VERSION_STRING));
     json_object_set_new(root, "title", jstr(r->title));
+    {
+        const char *keys[ADM_REPORT_MAX_CONTEXT + 4], *vals[ADM_REPORT_MAX_CONTEXT + 4];
+        char date[32], host[256];
+        int nk;
+        json_t *run = json_object();
+        run_context(r, &nk, keys, vals, date, host);
+        for (int i = 0; i < nk; i++) json_object_set_new(run, keys[i], jstr(vals[i]));
+        json_object_set_new(root, "run", run);
+    }
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
@@ -418,50 +488,124 @@ static void svg_hist(sbuf *b, const adm_verdict *v)
     puts_(b, t);
 }
 
+static void put_num_row(sbuf *b, const char *what, double ref, double cand)
+{
+    char t[256];
+    snprintf(t, sizeof t, "<tr><th>%s</th><td class=\"num\">%.4g</td><td class=\"num\">%.4g</td></tr>", what, ref, cand);
+    puts_(b, t);
+}
+
 static adm_status render_html(const adm_report *r, char **out, size_t *len)
 {
     sbuf b = {0};
-    char tmp[512];
-    puts_(&b, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
+    char tmp[512], date[32], host[256];
+    const char *keys[ADM_REPORT_MAX_CONTEXT + 4], *vals[ADM_REPORT_MAX_CONTEXT + 4];
+    int nk;
+    puts_(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>");
     xml(&b, r->title);
-    puts_(&b, "</title><style>body{font-family:sans-serif}table{border-collapse:collapse}"
-              "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}"
-              ".exact{background:#d8f0d8}.lossless{background:#e8f4e8}.high{background:#f8e0d8}"
-              ".bad{outline:3px solid #c00}</style></head><body>\n<h1>");
+    /* fits a laptop's width: the summary holds only short cells, long text
+     * (reasons) lives in the per-entry details and wraps anywhere */
+    puts_(&b, "</title><style>"
+              "body{font-family:system-ui,sans-serif;font-size:14px;margin:16px auto;max-width:1280px;padding:0 16px;"
+              "color:#222}h1{font-size:22px}h2{font-size:17px;margin:24px 0 6px}"
+              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 7px;vertical-align:top;"
+              "text-align:left}.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
+              "table.sum{width:100%}table.sum td{overflow-wrap:anywhere}dl.run{display:grid;"
+              "grid-template-columns:max-content 1fr;gap:2px 12px;margin:0 0 12px}dl.run dt{font-weight:600}"
+              "dl.run dd{margin:0;overflow-wrap:anywhere}.exact{background:#d8f0d8}.lossless{background:#e8f4e8}"
+              ".high{background:#f8e0d8}.bad{outline:3px solid #c00}section{border-top:1px solid #ccc;margin-top:16px}"
+              ".reasons p{margin:4px 0;max-width:110ch;overflow-wrap:anywhere}.detail{display:flex;flex-wrap:wrap;"
+              "gap:16px;align-items:flex-start}"
+              "</style></head><body>\n<h1>");
     xml(&b, r->title);
-    puts_(&b, "</h1>\n<table>\n<tr><th>entry</th><th>candidate</th><th>declared</th><th>measured</th><th>RMS</th>"
-              "<th>max</th><th>ulp RMS</th><th>mean / ref RMS</th><th>error (ulps): reference grey, candidate blue</th>"
-              "<th>why</th></tr>\n");
+    puts_(&b, "</h1>\n<dl class=\"run\">");
+    run_context(r, &nk, keys, vals, date, host);
+    for (int i = 0; i < nk; i++) {
+        puts_(&b, "<dt>");
+        xml(&b, keys[i]);
+        puts_(&b, "</dt><dd>");
+        xml(&b, vals[i]);
+        puts_(&b, "</dd>");
+    }
+    puts_(&b, "</dl>\n<table class=\"sum\">\n<tr><th>");
+    xml(&b, r->source_label ? r->source_label : "capture");
+    puts_(&b, "</th><th>candidate</th><th>");
+    xml(&b, r->claim_label ? r->claim_label : "claim");
+    puts_(&b, "</th><th>measured</th><th class=\"num\">RMS</th><th class=\"num\">max</th><th class=\"num\">ulp RMS</th>"
+              "<th class=\"num\">mean / ref RMS</th><th>failed gates</th></tr>\n");
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
         double D = fmax(v->rms_r, v->rms_round);
-        snprintf(tmp, sizeof tmp, "<tr class=\"%s%s\"><td>", adm_tier_name(v->tier),
-                 adm_report_claim_violated(row) ? " bad" : "");
+        int any = 0;
+        snprintf(tmp, sizeof tmp, "<tr class=\"%s%s\"><td><a href=\"#e%d\">", adm_tier_name(v->tier),
+                 adm_report_claim_violated(row) ? " bad" : "", i + 1);
         puts_(&b, tmp);
-        xml(&b, row->source);
-        puts_(&b, "</td><td>");
+        xml(&b, base(row->source));
+        puts_(&b, "</a></td><td>");
         xml(&b, row->candidate);
-        snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>%s</td><td>%.3gx</td><td>%.3gx</td><td>%.3gx%s</td><td>%.3g</td><td>",
+        snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>%s</td><td class=\"num\">%.3gx</td><td class=\"num\">%.3gx</td>"
+                 "<td class=\"num\">%.3gx%s</td><td class=\"num\">%.3g</td><td>",
                  row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, adm_report_max_ratio(v),
                  v->ulp_ratio, v->ulp_gated ? "" : " (not gated)", D > 0 ? v->mean_c / D : 0.0);
         puts_(&b, tmp);
-        svg_hist(&b, v);
-        puts_(&b, "</td><td>");
-        puts_(&b, "<i>oracle: ");
-        xml(&b, oracle_basis(v));
-        puts_(&b, "</i><br>");
         for (int g = 1; g < ADM_GATE_COUNT; g++)
             if (!v->gate[g].passed && (g != ADM_GATE_EXACT || v->tier == ADM_TIER_EXACT)) {
-                puts_(&b, "<b>");
+                puts_(&b, any ? ", " : "");
                 xml(&b, adm_gate_name(g));
-                puts_(&b, "</b>: ");
-                xml(&b, v->gate[g].reason);
-                puts_(&b, "<br>");
+                any = 1;
             }
+        if (!any) puts_(&b, v->tier == ADM_TIER_EXACT ? "none: bit-identical" : "none");
+        if (adm_report_claim_violated(row))
+            puts_(&b, row->verdict.tier > row->claim ? " <b>(unsafe)</b>" : " <b>(promotable)</b>");
         puts_(&b, "</td></tr>\n");
     }
-    puts_(&b, "</table>\n<p>Gates and thresholds: harness/GATES.md. Generated by admit " ADM_VERSION_STRING ".</p>\n"
+    puts_(&b, "</table>\n");
+    for (int i = 0; i < r->n; i++) {
+        const adm_report_row *row = &r->rows[i];
+        const adm_verdict *v = &row->verdict;
+        snprintf(tmp, sizeof tmp, "<section id=\"e%d\"><h2>", i + 1);
+        puts_(&b, tmp);
+        xml(&b, base(row->source));
+        puts_(&b, " &middot; ");
+        xml(&b, row->candidate);
+        snprintf(tmp, sizeof tmp, ": <span class=\"%s\">%s</span>%s</h2>\n<p>", adm_tier_name(v->tier),
+                 adm_tier_name(v->tier), row->has_claim ? "" : "");
+        puts_(&b, tmp);
+        xml(&b, row->source);
+        puts_(&b, " &middot; op ");
+        xml(&b, row->op);
+        puts_(&b, " &middot; oracle: ");
+        xml(&b, oracle_basis(v));
+        snprintf(tmp, sizeof tmp, " &middot; %lld elements compared &middot; %lld refined with MPFR</p>\n"
+                 "<div class=\"detail\"><table><tr><th></th><th>reference path</th><th>candidate</th></tr>",
+                 (long long)v->n, (long long)row->mpfr_refined);
+        puts_(&b, tmp);
+        put_num_row(&b, "RMS error", v->rms_r, v->rms_c);
+        put_num_row(&b, "max error", v->max_r, v->max_c);
+        put_num_row(&b, "RMS error (ulps)", v->ulp_rms_r, v->ulp_rms_c);
+        put_num_row(&b, "mean error", v->mean_r, v->mean_c);
+        put_num_row(&b, "mean along sign(o)", v->sign_r, v->sign_c);
+        put_num_row(&b, "gain", v->gain_r, v->gain_c);
+        put_num_row(&b, "channel bias", v->chan_r, v->chan_c);
+        put_num_row(&b, "row bias", v->row_r, v->row_c);
+        puts_(&b, "</table><figure style=\"margin:0\">");
+        svg_hist(&b, v);
+        puts_(&b, "<figcaption>error in ulps: reference path grey, candidate blue</figcaption></figure></div>\n"
+                  "<div class=\"reasons\">");
+        for (int g = 1; g < ADM_GATE_COUNT; g++) {
+            if (v->gate[g].passed && v->gate[g].applicable) continue;
+            if (g == ADM_GATE_EXACT && v->tier != ADM_TIER_EXACT) continue;
+            puts_(&b, "<p><b>");
+            xml(&b, adm_gate_name(g));
+            puts_(&b, v->gate[g].passed ? "</b> (not applicable): " : "</b>: ");
+            xml(&b, v->gate[g].reason);
+            puts_(&b, "</p>");
+        }
+        puts_(&b, "</div><p><a href=\"#\">back to the summary</a></p></section>\n");
+    }
+    puts_(&b, "<p>Gates and thresholds: harness/GATES.md. Generated by admit " ADM_VERSION_STRING ".</p>\n"
               "</body></html>\n");
     if (b.oom) {
         free(b.p);
