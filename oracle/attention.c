@@ -1,21 +1,26 @@
 /* attention (scaled dot product, optional causal mask) and linear
- * attention (ReLU feature map), per batch-head, with certified bounds.
+ * attention (ReLU feature map), per batch-head, with certified bounds,
+ * every step of them rounded upward (scalar_fns.h).
  *
- * attention: s_j = c (q . k_j), c = 1/sqrt(D) (or the given scale):
- *   the dot is exact products and D - 1 additions: gamma_D ||q|| ||k_j||;
- *   c carries u and the product u, so |s^_j - s_j| <= Ds_j = c gamma_D
- *   ||q|| ||k_j|| + 2u |s^_j|. Softmax is shift-invariant, so score errors
- *   of at most D = max Ds_j move each probability by a factor within
- *   e^(+-2D); its own fp64 evaluation adds eta_j + max eta + gamma_T + 2u
- *   (oracle/reduce.c). With rho bounding the probabilities' relative error,
- *   out_e = sum_j p_j v_je (products and sums rounded: gamma_(T+1)) is
- *   within (rho + gamma_(T+1)) 1.01 sum_j p^_j |v_je|.
- * linear attention: phi = relu (exact); KV = sum_j phi(k_j)^T v_j and
- *   ks = sum_j phi(k_j) (exact products; gamma_T against A = sum_j
- *   phi(k_j)^T |v_j| and ks itself); num = phi(q) KV (rounded products,
- *   D terms): |num^ - num| <= (gamma_T + gamma_(D+1)) 1.01 phi(q) A;
- *   den = phi(q) ks + eps (positive): relative gamma_T + gamma_(D+2);
- *   out = num / den: |dnum|/den + |out| (rel den + u).
+ * attention: s_j = RN(dot^_j c), c = RN(1 / RN(sqrt D)) (or the given
+ *   scale, exact): |c - 1/sqrt D| <= Dc = gamma_2 c / (1 - gamma_2) (both
+ *   roundings); the dot is exact products and D - 1 additions, |dot^ -
+ *   dot| <= gamma_(D-1) ||q|| ||k_j|| (norms accumulated upward); so
+ *   |s_j - s*_j| <= Ds_j = u|s_j| + c gamma_(D-1) ||q|| ||k_j|| +
+ *   (|dot^| + gamma_(D-1) ||q|| ||k_j||) Dc. The fp64 softmax of the
+ *   computed scores comes with its bound w_j (adm_o_softmax, oracle/
+ *   reduce.c); softmax is shift-invariant, so scores off by at most
+ *   dmax = max Ds_j move each exact probability by a factor within
+ *   e^(+-2 dmax): |p_j - p*_j| <= w_j (1 + E) + p_j E, E = e^(2 dmax) - 1.
+ *   out_e = fl(sum_j p_j v_je) (T products, T - 1 additions):
+ *   |out^ - out| <= gamma_T sum_j p_j |v_je| + sum_j |p_j - p*_j| |v_je|.
+ * linear attention: phi = relu (exact); KV = sum_j phi(k_j)^T v_j (exact
+ *   products, T - 1 additions): |KV^ - KV| <= gamma_(T-1) KA, KA = sum_j
+ *   phi(k_j)^T |v_j|; num = phi(q) KV^ (D products, D - 1 additions):
+ *   |num^ - num| <= gamma_D phi(q) |KV^| + gamma_(T-1) phi(q) KA;
+ *   den = phi(q) ks^ + eps (positive terms, ks^ within gamma_(T-1)):
+ *   relative gamma_(D+T); out = RN(num^ / den^): u|out| + Dnum / den^ +
+ *   (|num^| + Dnum) Dden / (den^ (den^ - Dden)).
  * Condition scale (adm_oracle_result.cond): attention sum_j p_j |v_je| (the
  * scale of every path's error: probabilities rounded to bf16, sums
  * reordered, rescaled by an online softmax); linear attention
@@ -24,11 +29,12 @@
 
 #include <stdlib.h>
 
+/* ||p||_2, every step rounded upward: >= the exact norm */
 static double norm2_up(const double *p, int64_t n)
 {
     double s = 0;
-    for (int64_t i = 0; i < n; i++) s += p[i] * p[i];
-    return adm_up(sqrt(s * (1.0 + 2.0 * adm_gamma((double)n))));
+    for (int64_t i = 0; i < n; i++) s = adm_add_up(s, adm_mul_up(p[i], p[i]));
+    return adm_sqrt_up(s);
 }
 
 adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
@@ -53,51 +59,53 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
     adm_tensor_to_f64(k, kd);
     adm_tensor_to_f64(v, vd);
     if (id == OP_ATTENTION) {
+        /* c = RN(1 / RN(sqrt D)): two roundings, |c - 1/sqrt D| <= gamma_2 c
+         * / (1 - gamma_2); a given scale is the scale, exact */
         double scale = c->p->attn_scale > 0 ? c->p->attn_scale : 1.0 / sqrt((double)D);
-        double gd = adm_gamma((double)(D > 0 ? D : 1)), gt = adm_gamma((double)(T + 1));
+        double g2 = adm_gamma_up(2.0), dc = c->p->attn_scale > 0 ? 0.0 : adm_div_up(adm_mul_up(g2, scale), adm_sub_dn(1.0, g2));
+        double gd = adm_gamma_up((double)(D - 1)), gt = adm_gamma_up((double)T);
         {
-            double *sc = malloc(sizeof *sc * (size_t)(4 * T + 1)), *ds, *nk, *p;
+            double *sc = malloc(sizeof *sc * (size_t)(4 * T + 1)), *ds, *w, *p;
             if (!sc) {
                 st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: out of memory", adm_op_name(c->op));
                 goto done;
             }
             ds = sc + T;
-            nk = sc + 2 * T;
+            w = sc + 2 * T;
             p = sc + 3 * T;
             for (int64_t h = 0; h < H; h++) {
                 for (int64_t i = 0; i < S; i++) {
                     const double *qi = qd + (h * S + i) * D;
-                    double nq = norm2_up(qi, D), m = -INFINITY, sum = 0, etamax = 0, dmax = 0, rho;
+                    double nq = norm2_up(qi, D), dmax = 0, e2;
                     int64_t tend = c->p->causal ? (i + 1 < T ? i + 1 : T) : T;
                     for (int64_t j = 0; j < tend; j++) {
                         const double *kj = kd + (h * T + j) * D;
-                        double s = 0;
+                        double s = 0, dd;
                         for (int64_t d = 0; d < D; d++) s += qi[d] * kj[d];
-                        nk[j] = norm2_up(kj, D);
+                        dd = adm_mul_up(adm_mul_up(gd, nq), norm2_up(kj, D)); /* |s - q.k| */
                         sc[j] = s * scale;
-                        ds[j] = scale * gd * nq * nk[j] * 1.01 + 2.0 * ADM_U * fabs(sc[j]);
+                        ds[j] = adm_add_up(adm_add_up(adm_rn_err(sc[j]), adm_mul_up(scale, dd)),
+                                           adm_mul_up(adm_add_up(fabs(s), dd), dc));
                         dmax = fmax(dmax, ds[j]);
-                        m = fmax(m, sc[j]);
                     }
-                    for (int64_t j = 0; j < tend; j++) {
-                        double d = sc[j] - m;
-                        if (d >= -745.0) etamax = fmax(etamax, (1.01 * fabs(d) + ADM_LIBM_EXP_U + 1.0) * ADM_U);
-                        p[j] = ADM_EXP(d);
-                        sum += p[j];
-                    }
-                    for (int64_t j = 0; j < tend; j++) p[j] /= sum;
-                    /* e^(2D) - 1 <= 2.01 D for D < 1e-3; beyond, exp itself */
-                    rho = (dmax < 1e-3 ? 2.01 * dmax : expm1(2.0 * dmax) * 1.01) + 2.0 * etamax + gt + 2.0 * ADM_U;
+                    /* the fp64 softmax of the computed scores, and its bound */
+                    adm_o_softmax(sc, tend, 1, p, w);
+                    /* scores off by at most dmax move each probability by a
+                     * factor within e^(+-2 dmax) (shift invariance) */
+                    e2 = adm_expm1_up(2.0 * dmax);
+                    for (int64_t j = 0; j < tend; j++)
+                        w[j] = adm_add_up(adm_mul_up(w[j], adm_add_up(1.0, e2)), adm_mul_up(p[j], e2));
                     for (int64_t e = 0; e < E; e++) {
-                        double o = 0, a = 0;
+                        double o = 0, a = 0, b = 0;
                         for (int64_t j = 0; j < tend; j++) {
                             double vv = vd[(h * T + j) * E + e];
                             o += p[j] * vv;
-                            a += p[j] * fabs(vv);
+                            a = adm_add_up(a, adm_mul_up(p[j], fabs(vv)));
+                            b = adm_add_up(b, adm_mul_up(w[j], fabs(vv)));
                         }
+                        /* T products and T - 1 additions: gamma_T sum p |v| */
                         val[(h * S + i) * E + e] = o;
-                        bnd[(h * S + i) * E + e] =
-                            adm_up((rho + gt) * 1.01 * a + (double)(tend + 2) * ADM_TINY);
+                        bnd[(h * S + i) * E + e] = adm_add_up(adm_mul_up(gt, a), b);
                         if (c->cond) c->cond[(h * S + i) * E + e] = a;
                     }
                 }
@@ -105,8 +113,7 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
             free(sc);
         }
     } else {
-        double gt = adm_gamma((double)(T > 0 ? T : 1)), gd1 = adm_gamma((double)(D + 1)),
-               gd2 = adm_gamma((double)(D + 2));
+        double gt = adm_gamma_up((double)(T - 1)), gd = adm_gamma_up((double)D), gden = adm_gamma_up((double)(D + T));
         double *kv = malloc(sizeof *kv * (size_t)(3 * D * E + D + 1)), *ka = kv + D * E, *ks = kv + 2 * D * E;
         if (!kv) {
             st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: out of memory", adm_op_name(c->op));
@@ -114,6 +121,8 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
         }
         for (int64_t h = 0; h < H; h++) {
             memset(kv, 0, sizeof *kv * (size_t)(3 * D * E + D));
+            /* KV = sum_j f_j v_j (exact products): |KV^ - KV| <= gamma_(T-1) KA,
+             * KA = sum_j f_j |v_j| accumulated upward */
             for (int64_t j = 0; j < T; j++)
                 for (int64_t d = 0; d < D; d++) {
                     double f = fmax(kd[(h * T + j) * D + d], 0.0);
@@ -121,27 +130,35 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
                     for (int64_t e = 0; e < E; e++) {
                         double vv = vd[(h * T + j) * E + e];
                         kv[d * E + e] += f * vv;
-                        ka[d * E + e] += f * fabs(vv);
+                        ka[d * E + e] = adm_add_up(ka[d * E + e], f * fabs(vv));
                     }
                 }
 #pragma omp parallel for num_threads(c->threads) schedule(static)
             for (int64_t i = 0; i < S; i++) {
                 const double *qi = qd + (h * S + i) * D;
-                double den = 0, relden;
+                double den = 0, dden;
                 for (int64_t d = 0; d < D; d++) den += fmax(qi[d], 0.0) * ks[d];
                 den += c->p->eps;
-                relden = (gt + gd2) * 1.01 + ADM_U;
+                /* positive terms: D products, D additions (eps included) on
+                 * ks^ within gamma_(T-1): relative gamma_(D+T) */
+                dden = adm_div_up(adm_mul_up(gden, den), adm_sub_dn(1.0, gden));
                 for (int64_t e = 0; e < E; e++) {
-                    double num = 0, na = 0, o;
+                    double num = 0, na = 0, nb = 0, dnum, o;
                     for (int64_t d = 0; d < D; d++) {
                         double f = fmax(qi[d], 0.0);
                         num += f * kv[d * E + e];
-                        na += f * ka[d * E + e];
+                        na = adm_add_up(na, adm_mul_up(f, ka[d * E + e]));
+                        nb = adm_add_up(nb, adm_mul_up(f, fabs(kv[d * E + e])));
                     }
+                    /* num^ = phi(q) . KV^ (D products, D - 1 additions) */
+                    dnum = adm_add_up(adm_mul_up(gd, nb), adm_mul_up(gt, na));
                     o = num / den;
                     val[(h * S + i) * E + e] = o;
                     bnd[(h * S + i) * E + e] =
-                        adm_up((gt + gd1) * 1.01 * na * 1.01 / den + fabs(o) * (relden + ADM_U) + ADM_TINY);
+                        den > dden ? adm_add_up(adm_add_up(adm_rn_err(o), adm_div_up(dnum, den)),
+                                                adm_div_up(adm_mul_up(adm_add_up(fabs(num), dnum), dden),
+                                                           adm_mul_up(den, adm_sub_dn(den, dden))))
+                                   : INFINITY;
                     if (c->cond) c->cond[(h * S + i) * E + e] = na / den;
                 }
             }

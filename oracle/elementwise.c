@@ -30,6 +30,11 @@ adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd)
     double *x = NULL, *y = NULL;
     adm_tensor gview;
     adm_status st;
+    /* the gated residual's product g y is exact when both have at most 26
+     * significant bits (53 >= 2 x 26, and no fp32-or-narrower product
+     * underflows fp64) */
+    int prod_exact = id == OP_GATED_RESIDUAL && adm_format_get(c->in[1]->dtype)->man_bits <= 25 &&
+                     adm_format_get(c->in[2]->dtype)->man_bits <= 25;
     if ((st = dense(c->in[0], n, &x)) != ADM_OK) return st;
     if (id == OP_SWIGLU && (st = dense(c->in[1], n, &y)) != ADM_OK) goto done;
     if (id == OP_GATED_RESIDUAL) {
@@ -44,7 +49,7 @@ adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd)
         case OP_SCALE:
             /* one rounding of a product */
             v = x[i] * c->p->factor;
-            e = adm_up(ADM_U * fabs(v) + ADM_TINY);
+            e = adm_rn_err(v);
             break;
         case OP_GELU: v = c->p->gelu_tanh ? adm_o_gelu_tanh(x[i], &e) : adm_o_gelu_erf(x[i], &e); break;
         case OP_SILU: v = adm_o_silu(x[i], &e); break;
@@ -52,15 +57,16 @@ adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd)
             /* silu(gate) with its bound, times up: |up| err_s + one rounding */
             s = adm_o_silu(x[i], &e);
             v = s * y[i];
-            e = adm_up(fabs(y[i]) * e + ADM_U * fabs(v) + ADM_TINY);
+            e = adm_add_up(adm_mul_up(fabs(y[i]), e), adm_rn_err(v));
             break;
         case OP_GATED_RESIDUAL:
-            /* x + g y: the product is one rounding at most (exact for
-             * fp32-or-narrower g, y), the sum one more */
+            /* x + g y: the product is one rounding (none when exact), the
+             * sum one more (exact below the normal range) */
             g = adm_tensor_get(&gview, i);
             prod = g * y[i];
             v = x[i] + prod;
-            e = adm_up(ADM_U * fabs(prod) + ADM_U * fabs(v) + ADM_TINY);
+            e = adm_mul_up(ADM_U, fabs(v));
+            if (!prod_exact) e = adm_add_up(e, adm_rn_err(prod));
             break;
         default: break;
         }

@@ -3,13 +3,15 @@
  *
  * Every product x_ik w_jk of fp32-or-narrower operands is exact in fp64
  * (24 + 24 <= 53 significant bits), so DGEMM's only errors are its K - 1
- * additions (in any order, with or without FMA):
- *     |S^ - S| <= gamma_K sum_k |x_ik w_jk| <= gamma_K ||x_i||_2 ||w_j||_2.
+ * additions (in any order, with or without FMA; sums of doubles are exact
+ * below the normal range):
+ *     |S^ - S| <= gamma_(K-1) sum_k |x_ik w_jk| <= gamma_(K-1) ||x_i||_2 ||w_j||_2.
  * The norms cost O((M + N) K), so the bound adds almost nothing to the
- * GEMM. A norm computed in fp64 is below the exact one by at most a factor
- * (1 + gamma_K) on the square (positive terms) and u on the root; each is
- * inflated by that before use. The bias adds one rounding (u |v^|); GELU
- * adds its own bound at v^ plus its Lipschitz constant times v's bound.
+ * GEMM; each is accumulated with upward rounding (squares and sums), so
+ * it is >= the exact norm by construction. The bias adds one rounding
+ * (u |v^|, the sum of two doubles); GELU adds its own bound at v^ plus its
+ * Lipschitz constant on the interval (adm_fn_gelu_slope) times v's bound. Every
+ * step of the bound rounds upward (scalar_fns.h).
  *
  * The condition scale (adm_oracle_result.cond) is sum_k |x_ik w_jk| + |b_j|,
  * through GELU max(|gelu(v)|, |gelu'(v)| that): an fp32 SGEMM on |x| and
@@ -29,13 +31,12 @@
 /* ||row||_2 of each of n rows of length K, rounded so as to be >= exact. */
 static void row_norms(const double *rows, int64_t n, int64_t K, double *out, int threads)
 {
-    double inflate = 1.0 + 2.0 * adm_gamma((double)K);
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t r = 0; r < n; r++) {
         const double *p = rows + r * K;
         double s = 0;
-        for (int64_t k = 0; k < K; k++) s += p[k] * p[k];
-        out[r] = adm_up(sqrt(s * inflate));
+        for (int64_t k = 0; k < K; k++) s = adm_add_up(s, adm_mul_up(p[k], p[k]));
+        out[r] = adm_sqrt_up(s);
     }
 }
 
@@ -81,7 +82,7 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     N = wt.shape[0];
     M = N > 0 ? c->numel / N : 0;
     if (M == 0 || N == 0) return ADM_OK;
-    gk = adm_gamma((double)(K > 0 ? K : 1));
+    gk = adm_gamma_up((double)(K - 1));
     /* One thread per tile of w: each converts its rows, runs a
      * single-threaded DGEMM and the epilogue while the tile is in cache.
      * One threading system only: OpenBLAS's own workers would spin
@@ -141,23 +142,23 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
                                 (int)K, wa, (int)K, 0.0f, ct, (int)nt);
                 for (int64_t i = i0; i < i0 + mb; i++) {
                     for (int64_t j = n0; j < n0 + nt; j++) {
-                        double v = K > 0 ? val[i * N + j] : 0.0, b = gk * nx[i] * nw[j - n0], e, cz = 0;
+                        double v = K > 0 ? val[i * N + j] : 0.0, b = adm_mul_up(adm_mul_up(gk, nx[i]), nw[j - n0]), e, cz = 0;
                         if (c->cond && K > 0) cz = ldexp((double)ct[(i - i0) * nt + (j - n0)], ex[i] + ew[j - n0]);
                         if (bias) {
                             v += bd[j];
-                            b += ADM_U * fabs(v);
+                            b = adm_add_up(b, adm_mul_up(ADM_U, fabs(v)));
                             cz += fabs(bd[j]);
                         }
                         if (id == OP_LINEAR_GELU) {
                             double g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
-                            b = e + ADM_GELU_LIPSCHITZ * b;
+                            b = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
                             if (c->cond)
                                 cz = adm_o_cond_chain(g, c->p->gelu_tanh ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v),
                                                       cz);
                             v = g;
                         }
                         val[i * N + j] = v;
-                        bnd[i * N + j] = adm_up(b + ADM_TINY);
+                        bnd[i * N + j] = b;
                         if (c->cond) c->cond[i * N + j] = cz;
                     }
                 }
@@ -182,14 +183,14 @@ done:
 
 /* For the elements where the Cauchy-Schwarz form is too blunt: the value
  * recomputed in k order (its bound holds for any order) and the sharper
- * bound gamma_K sum_k |x_ik w_jk|, in O(K). */
+ * bound gamma_(K-1) sum_k |x_ik w_jk|, in O(K). */
 adm_status adm_o_gemm_tighten(const adm_o_ctx *c, int64_t index, double *value, double *bound)
 {
     adm_op_id id = adm_op_id_of(c->op);
     const adm_tensor *x = c->in[0], *w = c->in[1];
     adm_tensor wt;
     int64_t K = x->shape[x->ndim - 1], N, i, j;
-    double s = 0, v = 0, b, gk = adm_gamma((double)(K > 0 ? K : 1));
+    double s = 0, v = 0, b, gk = adm_gamma_up((double)(K - 1));
     if (id == OP_MATMUL) ADM_TRY(adm_tensor_transpose(w, 0, 1, &wt));
     else wt = *w;
     N = wt.shape[0];
@@ -197,21 +198,20 @@ adm_status adm_o_gemm_tighten(const adm_o_ctx *c, int64_t index, double *value, 
     j = index % N;
     for (int64_t k = 0; k < K; k++) {
         double p = adm_tensor_get(x, i * K + k) * adm_tensor_get(&wt, j * K + k);
-        s += fabs(p);
+        s = adm_add_up(s, fabs(p)); /* >= the exact sum of |p| */
         v += p;
     }
-    /* s is below the exact sum of |p| by at most a factor 1 + gamma_K */
-    b = gk * s * (1.0 + 2.0 * gk);
+    b = adm_mul_up(gk, s);
     if (id != OP_MATMUL && c->in[2]) {
         v += adm_tensor_get(c->in[2], j);
-        b += ADM_U * fabs(v);
+        b = adm_add_up(b, adm_mul_up(ADM_U, fabs(v)));
     }
     if (id == OP_LINEAR_GELU) {
         double e, g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
-        b = e + ADM_GELU_LIPSCHITZ * b;
+        b = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
         v = g;
     }
     *value = v;
-    *bound = adm_up(b + ADM_TINY);
+    *bound = b;
     return ADM_OK;
 }

@@ -1,25 +1,20 @@
 /* rmsnorm, layernorm (with modulate), groupnorm (with SiLU): statistics in
- * the stable two-pass form, each output with a certified bound.
- *
- * rmsnorm: q = sum x^2 (squares exact for fp32-or-narrower inputs, n - 1
- * additions of positive terms), / n, + eps: relative gamma_(n+2); sqrt
- * halves it and adds u; the division and the weight add u each:
- *     |y^ - y| <= ((n + 2)/2 + 3) u 1.01 |y^| + ADM_TINY.
- * layernorm / groupnorm: mean mu^ = fl(sum x)/n with
- *     |mu^ - mu| <= Dmu = gamma_(n+1) sum|x| / n + u |mu^|;
- * d^_k = fl(x_k - mu^) = (x_k - mu^)(1 + delta); the two-pass variance
- * sum (x - mu^)^2 / n = V + (mu - mu^)^2, so
- *     |V^ - V| <= gamma_(n+3) 1.01 V^ + 1.01 Dmu^2,
- * and sd = sqrt(V^ + eps) has relative error rho_s <= |V^-V|/(2(V^+eps)) + 2u.
- * n^_k = d^_k / sd^: |n^_k - n_k| <= 1.01 (Dmu + u|d^_k|)/sd^ + 1.01 (rho_s + u) |n^_k|.
- * Then the affine (one rounding each), modulate ((1 + scale) and the two
- * operations: one rounding each), SiLU (its Lipschitz constant and its own
- * bound).
- * Condition scale (adm_oracle_result.cond), the magnitude of the terms:
- * rmsnorm |y| (x rstd w: nothing cancels); layernorm / groupnorm
- * (|x_k| + |mu|) / sd |w| + |b| (x - mu cancels), through modulate
- * (1 + |scale|) that + |shift|; through SiLU max(|silu(v)|, |silu'(v)| that),
- * as a path that rounds v before the SiLU errs by. */
+ * the stable two-pass form, each output with a certified bound, every
+ * step of it rounded upward (scalar_fns.h). rmsnorm is the same about 0.
+ *   mean mu = RN(fl(sum x) / n): |mu - m| <= Dmu = gamma_(n-1) sum|x| / n
+ *      + u |mu| (0 for rmsnorm).
+ *   d_k = RN(x_k - mu) = D_k (1 + delta), D_k = x_k - mu exactly
+ *      (rmsnorm: d_k = x_k, exact); |d_k - (x_k - m)| <= u|d_k| + Dmu.
+ *   var = RN(RN-sum RN(d_k^2) / n) = (sum D_k^2 / n)(1 + theta), |theta| <=
+ *      gamma_(n+3) (rmsnorm gamma_(n+1)), and sum D_k^2 = n V + n (mu - m)^2
+ *      (two-pass identity), so |var - V| <= gamma var / (1 - gamma) + Dmu^2
+ *      (+ n 2^-1074 for squares below the normal range).
+ *   t = RN(var + eps): + u t; sd = RN(sqrt t): |sd - sqrt(V + eps)| <= u sd
+ *      + Dt / (2 sqrt(t - Dt)).
+ *   n_k = RN(d_k / sd): u|n_k| + Dd/sd + (|d_k| + Dd) Dsd / (sd (sd - Dsd)).
+ * Then the affine (one rounding each: |w| e + u|t|, + u|v|), modulate
+ * (g = RN(1 + scale) within u|g|, the product and the sum one rounding
+ * each), SiLU (its Lipschitz constant and its own bound). */
 #include "oracle_internal.h"
 
 #include <stdlib.h>
@@ -40,69 +35,64 @@ typedef struct norm_cfg {
 static void normalize(const norm_cfg *cfg, const norm_set *s, double *y, double *bd, double *cd)
 {
     int64_t n = s->n;
-    double u = ADM_U;
-    if (cfg->rms) {
-        double q = 0, den, rel;
-        for (int64_t k = 0; k < n; k++) q += s->x[k] * s->x[k];
-        den = sqrt(q / (double)n + cfg->eps);
-        rel = ((double)(n + 2) / 2.0 + 3.0) * u * 1.01;
+    const double u = ADM_U;
+    double sum = 0, asum = 0, mu = 0, dmu = 0, var = 0, dv, t, dt, sd, dsd, gk;
+    /* mean (rmsnorm: 0, exact) */
+    if (!cfg->rms) {
         for (int64_t k = 0; k < n; k++) {
-            double v = s->x[k] / den, e;
-            if (cfg->w) v *= cfg->w[s->chan[k]];
-            e = rel * fabs(v);
-            cd[k] = fabs(v);
-            if (cfg->silu) {
-                double se, o = adm_o_silu(v, &se);
-                e = ADM_SILU_LIPSCHITZ * e + se;
-                cd[k] = adm_o_cond_chain(o, adm_fn_silu_d(v), cd[k]);
-                v = o;
-            }
-            y[k] = v;
-            bd[k] = adm_up(e + ADM_TINY);
+            sum += s->x[k];
+            asum = adm_add_up(asum, fabs(s->x[k]));
         }
-        return;
-    }
-    {
-        double sum = 0, asum = 0, mu, dmu, var = 0, sd, rhos, gn = adm_gamma((double)(n + 3));
-        for (int64_t k = 0; k < n; k++) { sum += s->x[k]; asum += fabs(s->x[k]); }
         mu = sum / (double)n;
-        dmu = adm_up(adm_gamma((double)(n + 1)) * asum * (1.0 + 2.0 * gn) / (double)n + u * fabs(mu));
-        for (int64_t k = 0; k < n; k++) {
-            double d = s->x[k] - mu;
-            var += d * d;
+        dmu = adm_add_up(adm_div_up(adm_mul_up(adm_gamma_up((double)(n - 1)), asum), (double)n),
+                         adm_mul_up(u, fabs(mu)));
+    }
+    for (int64_t k = 0; k < n; k++) {
+        double d = s->x[k] - mu;
+        var += d * d;
+    }
+    var /= (double)n;
+    /* |var - V| <= gamma_k var / (1 - gamma_k) + dmu^2 + n 2^-1074 */
+    gk = adm_gamma_up((double)(cfg->rms ? n + 1 : n + 3));
+    dv = adm_add_up(adm_add_up(adm_div_up(adm_mul_up(gk, var), adm_sub_dn(1.0, gk)), adm_mul_up(dmu, dmu)),
+                    adm_mul_up((double)n, ADM_TINY));
+    t = var + cfg->eps;
+    dt = adm_add_up(adm_mul_up(u, t), dv);
+    sd = sqrt(t);
+    dsd = t > dt ? adm_add_up(adm_mul_up(u, sd), adm_div_up(dt, 2.0 * adm_sqrt_dn(adm_sub_dn(t, dt)))) : INFINITY;
+    for (int64_t k = 0; k < n; k++) {
+        double d = s->x[k] - mu, nk = d / sd, v, e, w = 1, cv;
+        double dd = cfg->rms ? 0.0 : adm_add_up(adm_mul_up(u, fabs(d)), dmu);
+        double den = adm_mul_up(sd, adm_sub_dn(sd, dsd));
+        e = sd > dsd ? adm_add_up(adm_add_up(adm_rn_err(nk), adm_div_up(dd, sd)),
+                                  adm_div_up(adm_mul_up(adm_add_up(fabs(d), dd), dsd), den))
+                     : INFINITY;
+        if (cfg->w) w = cfg->w[s->chan[k]];
+        v = nk * w;
+        if (cfg->w) e = adm_add_up(adm_mul_up(fabs(w), e), adm_rn_err(v));
+        cv = cfg->rms ? fabs(v) : (fabs(s->x[k]) + fabs(mu)) / sd * fabs(w);
+        if (cfg->b) {
+            v = v + cfg->b[s->chan[k]];
+            e = adm_add_up(e, adm_mul_up(u, fabs(v)));
+            cv += fabs(cfg->b[s->chan[k]]);
         }
-        var /= (double)n;
-        sd = sqrt(var + cfg->eps);
-        rhos = (gn * 1.01 * var + 1.01 * dmu * dmu) / (2.0 * (var + cfg->eps)) + 2.0 * u;
-        for (int64_t k = 0; k < n; k++) {
-            double d = s->x[k] - mu, nk = d / sd, v, dv, w = 1, t, cv;
-            double dn = 1.01 * (dmu + u * fabs(d)) / sd + 1.01 * (rhos + u) * fabs(nk);
-            if (cfg->w) w = cfg->w[s->chan[k]];
-            t = nk * w;
-            dv = fabs(w) * dn + (cfg->w ? u * fabs(t) : 0.0);
-            v = t;
-            cv = (fabs(s->x[k]) + fabs(mu)) / sd * fabs(w);
-            if (cfg->b) {
-                v = t + cfg->b[s->chan[k]];
-                dv += u * fabs(v);
-                cv += fabs(cfg->b[s->chan[k]]);
-            }
-            if (s->scale) {
-                double g = 1.0 + s->scale[k], z = v * g + s->shift[k];
-                dv = fabs(g) * dv * (1.0 + u) + fabs(v) * u * fabs(g) * 1.01 + u * fabs(v * g) + u * fabs(z);
-                cv = cv * (1.0 + fabs(s->scale[k])) + fabs(s->shift[k]);
-                v = z;
-            }
-            if (cfg->silu) {
-                double e, o = adm_o_silu(v, &e);
-                dv = ADM_SILU_LIPSCHITZ * dv + e;
-                cv = adm_o_cond_chain(o, adm_fn_silu_d(v), cv);
-                v = o;
-            }
-            y[k] = v;
-            bd[k] = adm_up(dv + ADM_TINY);
-            cd[k] = cv;
+        if (s->scale) {
+            /* g = RN(1 + scale) within u|g|; z1 = RN(v g), z = RN(z1 + shift) */
+            double g = 1.0 + s->scale[k], z1 = v * g, z = z1 + s->shift[k];
+            e = adm_add_up(adm_mul_up(fabs(g), e), adm_mul_up(adm_add_up(fabs(v), e), adm_mul_up(u, fabs(g))));
+            e = adm_add_up(adm_add_up(e, adm_rn_err(z1)), adm_mul_up(u, fabs(z)));
+            cv = cv * (1.0 + fabs(s->scale[k])) + fabs(s->shift[k]);
+            v = z;
         }
+        if (cfg->silu) {
+            double se, o = adm_o_silu(v, &se);
+            e = adm_add_up(adm_mul_up(ADM_SILU_LIPSCHITZ, e), se);
+            cv = adm_o_cond_chain(o, adm_fn_silu_d(v), cv);
+            v = o;
+        }
+        y[k] = v;
+        bd[k] = e;
+        cd[k] = cv;
     }
 }
 

@@ -43,23 +43,24 @@ __global__ void bf16_to_f64(const uint16_t *in, double *out, size_t n)
         out[i] = (double)__uint_as_float((uint32_t)in[i] << 16);
 }
 
-/* ||row||_2 rounded to be >= exact (oracle/gemm.c): one block per row. */
-__global__ void row_norms(const double *rows, int64_t n, int64_t K, double inflate, double *out)
+/* ||row||_2 >= exact (oracle/gemm.c): squares, sums and root rounded
+ * upward by the instructions themselves; one block per row. */
+__global__ void row_norms(const double *rows, int64_t n, int64_t K, double *out)
 {
     __shared__ double part[256];
     for (int64_t r = blockIdx.x; r < n; r += gridDim.x) {
         double s = 0;
         for (int64_t k = threadIdx.x; k < K; k += blockDim.x) {
             double v = rows[r * K + k];
-            s += v * v;
+            s = __dadd_ru(s, __dmul_ru(v, v));
         }
         part[threadIdx.x] = s;
         __syncthreads();
         for (int w = blockDim.x / 2; w > 0; w >>= 1) {
-            if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+            if ((int)threadIdx.x < w) part[threadIdx.x] = __dadd_ru(part[threadIdx.x], part[threadIdx.x + w]);
             __syncthreads();
         }
-        if (threadIdx.x == 0) out[r] = adm_fn_up(sqrt(part[0] * inflate));
+        if (threadIdx.x == 0) out[r] = __dsqrt_ru(part[0]);
         __syncthreads();
     }
 }
@@ -77,7 +78,8 @@ __device__ double cond_chain(double fz, double dfdz, double cond_z)
     return isfinite(c) && c > fabs(fz) ? c : fabs(fz);
 }
 
-/* v = DGEMM + bias (one rounding), bound gamma_K ||x_i|| ||w_j|| + u|v|;
+/* v = DGEMM + bias (one rounding), bound gamma_(K-1) ||x_i|| ||w_j|| + u|v|,
+ * every step rounded upward (__dmul_ru, __dadd_ru);
  * GELU's own bound plus its Lipschitz constant times v's. The condition
  * scale (oracle/gemm.c): cond holds the DGEMM of |x| and |w| on entry;
  * + |bias|, then through GELU. */
@@ -88,20 +90,20 @@ __global__ void epilogue(double *val, double *bnd, double *cond, const double *n
     for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
          idx += (size_t)gridDim.x * blockDim.x) {
         int64_t i = (int64_t)(idx / (size_t)N), j = (int64_t)(idx % (size_t)N);
-        double v = val[idx], b = gk * nx[i] * nw[j], e, cz = cond ? cond[idx] : 0.0;
+        double v = val[idx], b = __dmul_ru(__dmul_ru(gk, nx[i]), nw[j]), e, cz = cond ? cond[idx] : 0.0;
         if (bias) {
             v = v + bias[j];
-            b = b + ADM_FN_U * fabs(v);
+            b = __dadd_ru(b, __dmul_ru(ADM_FN_U, fabs(v)));
             cz = cz + fabs(bias[j]);
         }
         if (gelu) {
             double g = gelu == 1 ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
-            b = e + 1.15 * b;
+            b = __dadd_ru(e, __dmul_ru(adm_fn_gelu_slope(v, b), b));
             cz = cond_chain(g, gelu == 1 ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v), cz);
             v = g;
         }
         val[idx] = v;
-        bnd[idx] = adm_fn_up(b + ADM_TINY);
+        bnd[idx] = b;
         if (cond) cond[idx] = cz;
     }
 }
@@ -116,10 +118,10 @@ adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const dou
                     const double *bias, int gelu, double *nx, double *nw, double *val, double *bnd, double *xa,
                     double *wa, double *cond)
 {
-    const double one = 1.0, zero = 0.0, inflate = 1.0 + 2.0 * adm_gamma((double)K);
-    row_norms<<<(int)std::min<int64_t>(M, 65536), 256>>>(xd, M, K, inflate, nx);
+    const double one = 1.0, zero = 0.0;
+    row_norms<<<(int)std::min<int64_t>(M, 65536), 256>>>(xd, M, K, nx);
     ADM_CUDA_CHECK(cudaGetLastError());
-    row_norms<<<(int)std::min<int64_t>(N, 65536), 256>>>(wd, N, K, inflate, nw);
+    row_norms<<<(int)std::min<int64_t>(N, 65536), 256>>>(wd, N, K, nw);
     ADM_CUDA_CHECK(cudaGetLastError());
     /* row-major val[M,N] = x[M,K] w[N,K]^T is column-major val^T = w x^T */
     ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wd, (int)K, xd, (int)K,
@@ -132,7 +134,7 @@ adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const dou
         ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wa, (int)K, xa,
                                      (int)K, &zero, cond, (int)N));
     }
-    epilogue<<<grid_for((size_t)M * N), 256>>>(val, bnd, cond, nx, nw, bias, M, N, adm_gamma((double)K), gelu);
+    epilogue<<<grid_for((size_t)M * N), 256>>>(val, bnd, cond, nx, nw, bias, M, N, adm_gamma_up((double)(K - 1)), gelu);
     ADM_CUDA_CHECK(cudaGetLastError());
     return ADM_OK;
 }
@@ -149,19 +151,19 @@ __global__ void elementwise(int id, int gelu_tanh, double factor, const double *
         case OP_RELU: v = x[i] > 0 ? x[i] : (isnan(x[i]) ? x[i] : 0.0); e = 0; break;
         case OP_SCALE:
             v = x[i] * factor;
-            e = adm_fn_up(ADM_FN_U * fabs(v) + ADM_TINY);
+            e = adm_rn_err(v);
             break;
         case OP_GELU: v = gelu_tanh ? adm_fn_gelu_tanh(x[i], &e) : adm_fn_gelu_erf(x[i], &e); break;
         case OP_SILU: v = adm_fn_silu(x[i], &e); break;
         case OP_SWIGLU:
             s = adm_fn_silu(x[i], &e);
             v = s * y[i];
-            e = adm_fn_up(fabs(y[i]) * e + ADM_FN_U * fabs(v) + ADM_TINY);
+            e = adm_add_up(adm_mul_up(fabs(y[i]), e), adm_rn_err(v));
             break;
         case OP_GATED_RESIDUAL:
             prod = g[i] * y[i];
             v = x[i] + prod;
-            e = adm_fn_up(ADM_FN_U * fabs(prod) + ADM_FN_U * fabs(v) + ADM_TINY);
+            e = adm_add_up(adm_rn_err(prod), adm_mul_up(ADM_FN_U, fabs(v)));
             break;
         default: break;
         }

@@ -22,13 +22,13 @@ adm_op_id adm_op_id_of(const adm_op *op);
 
 #include "scalar_fns.h"
 
-/* gamma_n = n u / (1 - n u): the relative error bound of n roundings. */
-static inline double adm_gamma(double n) { return n * ADM_U / (1.0 - n * ADM_U); }
+/* The bounds' arithmetic (adm_add_up, adm_mul_up, adm_div_up,
+ * adm_sqrt_up, adm_sub_dn, adm_gamma_up, adm_rn_err ...) rounds every
+ * step upward: scalar_fns.h. */
 
-/* Every bound is an expression of nonnegative doubles with at most seven
- * roundings, each at most a factor (1 + u); one factor (1 + 2^-50) > (1+u)^7
- * makes the computed bound an upper bound of the exact expression. */
-static inline double adm_up(double b) { return b * (1.0 + 0x1p-50); }
+/* A softmax over n doubles x[j * stride] with, for every output, a bound
+ * on its distance to the exact softmax of those doubles (oracle/reduce.c). */
+void adm_o_softmax(const double *x, int64_t n, int64_t stride, double *y, double *bnd);
 
 /* Scalar functions of the catalog in fp64, each returning the value and
  * in *err a bound on |value - f(x)| for the exact real f at the double x. */

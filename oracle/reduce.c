@@ -13,19 +13,61 @@ adm_axis_geom adm_o_axis_geom(const adm_tensor *x, int axis)
 
 int adm_o_norm_axis(int axis, int ndim) { return axis < 0 ? axis + ndim : axis; }
 
-/* row_sum: |s^ - s| <= gamma_(n-1) sum |x| in any order; the sum of |x| is
- * computed alongside (positive terms: below the exact by at most a factor
- * 1 + gamma_n) and inflated.
- * mean_sq: squares of fp32-or-narrower values are exact, else one
- * rounding; n - 1 additions of positive terms and the division:
- * relative gamma_(n+1).
- * softmax: d_j = x_j - m rounds once (|d| u), exp adds ADM_LIBM_EXP_U u:
- * e^_j = e_j (1 + eta_j), eta_j <= (1.01 |d_j| + ADM_LIBM_EXP_U + 1) u;
- * the sum of positive terms keeps max eta and adds gamma_(n-1); the
- * division one u. Terms with d_j < -745 are exactly 0 in fp64 and below
- * 2^-1074 exactly: an absolute n 2^-1074 against a sum >= 1 (the max term
- * is exp(0)). => |y^_i - y_i| <= (eta_i + max eta + gamma_n + 2u) y^_i
- * + (n + 1) ADM_TINY.
+/* softmax over n doubles with its bound (every step rounded upward):
+ *   m = max x; d_j = RN(x_j - m) with its exact error r_j (two-difference);
+ *   e_j = exp(d_j) by libm: |e_j - exp(x_j - m)| <= delta_j = libm_err(e_j)
+ *      + exp(d_j) (e^|r_j| - 1) (zero where the difference was exact).
+ *   S^ = fp64 sum of e_j (n - 1 additions of positive terms):
+ *      |S^ - sum exp(x_j - m)| <= DS = gamma_(n-1) S^ / (1 - gamma_(n-1))
+ *      + sum_j delta_j.
+ *   y_i = RN(e_i / S^) against E_i / S with |e_i - E_i| <= delta_i and
+ *      |S^ - S| <= DS: |y_i - E_i/S| <= u|y_i| + 2^-1075 + delta_i / S^
+ *      + (e_i + delta_i) DS / (S^ (S^ - DS)).
+ * S^ >= exp(0) within the libm assumption, so nothing divides by ~0. */
+static double two_diff(double a, double b, double *err)
+{
+    double s = a - b, bb = s - a;
+    *err = (a - (s - bb)) + (-b - bb);
+    return s;
+}
+
+static double softmax_term(double x, double m, double *e, double *delta)
+{
+    double r, d = two_diff(x, m, &r), fu;
+    *e = ADM_EXP(d);
+    *delta = adm_libm_err(*e, ADM_LIBM_EXP_ULP, &fu);
+    if (r != 0) *delta = adm_add_up(*delta, adm_mul_up(fu, adm_expm1_up(fabs(r))));
+    return d;
+}
+
+void adm_o_softmax(const double *x, int64_t n, int64_t stride, double *y, double *bnd)
+{
+    double m = -INFINITY, S = 0, D = 0, DS, g = adm_gamma_up((double)(n - 1)), e, de;
+    for (int64_t j = 0; j < n; j++) m = fmax(m, x[j * stride]);
+    for (int64_t j = 0; j < n; j++) {
+        softmax_term(x[j * stride], m, &e, &de);
+        S += e;
+        D = adm_add_up(D, de);
+    }
+    DS = adm_add_up(adm_div_up(adm_mul_up(g, S), adm_sub_dn(1.0, g)), D);
+    for (int64_t j = 0; j < n; j++) {
+        double v;
+        softmax_term(x[j * stride], m, &e, &de);
+        v = e / S;
+        y[j * stride] = v;
+        bnd[j * stride] = adm_add_up(adm_add_up(adm_rn_err(v), adm_div_up(de, S)),
+                                     adm_div_up(adm_mul_up(adm_add_up(e, de), DS), adm_mul_up(S, adm_sub_dn(S, DS))));
+    }
+}
+
+/* row_sum: |s^ - s| <= gamma_(n-1) sum |x| in any order, the sum of |x|
+ * accumulated upward alongside (>= the exact one).
+ * mean_sq: squares of values with at most 26 significant bits are exact,
+ * else one rounding each (and below 2^-511 an absolute 2^-1075); n - 1
+ * additions of positive terms and the division: |s^ - s| <= gamma_k s /
+ * (1 - gamma_k) <= gamma_k s^ / (1 - gamma_k)^2, k = n (exact squares) or
+ * n + 1, plus n 2^-1074 when squares may underflow.
+ * softmax: adm_o_softmax above.
  * Condition scale: sum |x| for row_sum (the sum cancels), the value for
  * mean_sq and softmax (positive terms, nothing cancels). */
 adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd)
@@ -36,7 +78,10 @@ adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd)
     adm_axis_geom g = adm_o_axis_geom(x, axis);
     int64_t n = g.n, total = adm_tensor_numel(x);
     double *xd = malloc(sizeof *xd * (size_t)(total ? total : 1));
-    double gn = adm_gamma((double)(n + 1));
+    int sq_exact = adm_format_get(x->dtype)->man_bits <= 25;
+    double gsum = adm_gamma_up((double)(n - 1)), gms = adm_gamma_up((double)(sq_exact ? n : n + 1));
+    double ms_rel = adm_div_up(gms, adm_mul_up(adm_sub_dn(1.0, gms), adm_sub_dn(1.0, gms)));
+    double ms_abs = sq_exact ? 0.0 : adm_mul_up((double)n, ADM_TINY);
     if (!xd) return ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: out of memory", adm_op_name(c->op));
     adm_tensor_to_f64(x, xd);
 #pragma omp parallel for num_threads(c->threads) schedule(static) collapse(2)
@@ -44,35 +89,32 @@ adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd)
         for (int64_t in = 0; in < g.inner; in++) {
             const double *p = xd + o * n * g.inner + in;
             if (id == OP_ROW_SUM || id == OP_MEAN_SQ) {
-                double s = 0, a = 0;
+                double s = 0, a = 0, ac = 0, b;
                 for (int64_t j = 0; j < n; j++) {
                     double v = p[j * g.inner];
-                    if (id == OP_ROW_SUM) { s += v; a += fabs(v); }
-                    else s += v * v;
+                    if (id == OP_ROW_SUM) {
+                        s += v;
+                        a = adm_add_up(a, fabs(v));
+                        ac += fabs(v);
+                    } else {
+                        s += v * v;
+                    }
                 }
                 if (id == OP_MEAN_SQ) {
                     s = n ? s / (double)n : NAN;
-                    a = fabs(s);
+                    a = ac = fabs(s);
+                    b = adm_add_up(adm_mul_up(ms_rel, a), ms_abs);
+                } else {
+                    b = adm_mul_up(gsum, a);
                 }
                 val[o * g.inner + in] = s;
-                if (c->cond) c->cond[o * g.inner + in] = a;
-                bnd[o * g.inner + in] = adm_up(gn * a * (1.0 + 2.0 * gn) + ADM_TINY);
+                if (c->cond) c->cond[o * g.inner + in] = ac;
+                bnd[o * g.inner + in] = b;
             } else {
-                double m = -INFINITY, sum = 0, etamax = 0;
-                for (int64_t j = 0; j < n; j++) m = fmax(m, p[j * g.inner]);
-                for (int64_t j = 0; j < n; j++) {
-                    double d = p[j * g.inner] - m;
-                    if (d >= -745.0) etamax = fmax(etamax, (1.01 * fabs(d) + ADM_LIBM_EXP_U + 1.0) * ADM_U);
-                    sum += ADM_EXP(d);
-                }
-                for (int64_t j = 0; j < n; j++) {
-                    int64_t idx = o * n * g.inner + j * g.inner + in;
-                    double d = p[j * g.inner] - m, y = ADM_EXP(d) / sum;
-                    double eta = d >= -745.0 ? (1.01 * fabs(d) + ADM_LIBM_EXP_U + 1.0) * ADM_U : 0.0;
-                    val[idx] = y;
-                    if (c->cond) c->cond[idx] = fabs(y);
-                    bnd[idx] = adm_up((eta + etamax + gn + 2.0 * ADM_U) * fabs(y) + (double)(n + 1) * ADM_TINY);
-                }
+                int64_t base = o * n * g.inner + in;
+                adm_o_softmax(p, n, g.inner, val + base, bnd + base);
+                if (c->cond)
+                    for (int64_t j = 0; j < n; j++) c->cond[base + j * g.inner] = fabs(val[base + j * g.inner]);
             }
         }
     }

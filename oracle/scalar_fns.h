@@ -2,12 +2,11 @@
  * CPU (C) and the GPU (CUDA) alike: one definition, one derivation.
  *
  * Each returns f(x) evaluated in fp64 and, in *err, a bound on
- * |value - f(x)| for the exact real f at the double x. The bounds assume
- * exp within ADM_LIBM_EXP_U ulps and erfc within ADM_LIBM_ERFC_U ulps:
- * glibc documents at most 1 and 5 on x86_64, CUDA's math library 1 and 4;
- * tests measure them against MPFR over every bf16 and fp16 input and
- * random doubles. Compile without contraction (-ffp-contract=off,
- * nvcc -fmad=false) so that each operation rounds once, as derived. */
+ * |value - f(x)| for the exact real f at the double x, every step of it
+ * rounded upward (adm_add_up ...). The values round to nearest; the bounds
+ * assume the libm accuracy stated below (ADM_LIBM_*_ULP). Compile without
+ * contraction (-ffp-contract=off, nvcc -fmad=false) so that each value
+ * operation rounds once, as derived. */
 #ifndef ADM_SCALAR_FNS_H
 #define ADM_SCALAR_FNS_H
 
@@ -44,27 +43,122 @@ double adm_o_test_libm(int fn, double x, double r);
  * rest on it (adm_oracle_result.assumption). */
 #define ADM_LIBM_EXP_ULP 1
 #define ADM_LIBM_ERFC_ULP 5
-#define ADM_LIBM_EXP_U 4.0
-#define ADM_LIBM_ERFC_U 16.0
-#define ADM_TINY 0x1p-1068
+/* The smallest subnormal: it bounds the error of a rounding below the
+ * normal range (half of it, rounded up). */
+#define ADM_TINY 0x1p-1074
 
-ADM_HD double adm_fn_up(double b) { return b * (1.0 + 0x1p-50); }
+/* ---------------------------------------------------------------- directed rounding
+ *
+ * Every bound is computed with these: each returns a double >= the exact
+ * result of its operation on its (double) operands (the _dn ones <=), so
+ * every step of every bound is an upper bound by construction. On the GPU
+ * the instructions round upward themselves (__dadd_ru ...). On the CPU
+ * the round-to-nearest result r is moved one ulp away (r's error is at
+ * most half an ulp, so the exact result lies strictly inside the ulp on
+ * either side of r; 0 moves to 2^-1074, inf stays): no rounding mode is
+ * switched, so the values around them keep round-to-nearest, libm is
+ * never called in another mode, and OpenMP threads need no setup. The
+ * operands of _up are >= 0. */
+#ifndef __CUDA_ARCH__
+#include <stdint.h>
+#include <string.h>
+#endif
+
+ADM_HD double adm_nextup(double r)
+{
+#ifdef __CUDA_ARCH__
+    if (!(r < INFINITY)) return r;
+    if (r <= 0) return r == 0 ? 0x1p-1074 : nextafter(r, INFINITY);
+    return __longlong_as_double(__double_as_longlong(r) + 1);
+#else
+    uint64_t b;
+    if (!(r < INFINITY)) return r; /* inf, NaN */
+    if (r <= 0) return r == 0 ? 0x1p-1074 : nextafter(r, INFINITY);
+    memcpy(&b, &r, 8);
+    b++;
+    memcpy(&r, &b, 8);
+    return r;
+#endif
+}
+
+ADM_HD double adm_nextdn(double r)
+{
+#ifdef __CUDA_ARCH__
+    if (!(r > 0) || isinf(r)) return r > 0 ? r : nextafter(r, -INFINITY);
+    return __longlong_as_double(__double_as_longlong(r) - 1);
+#else
+    uint64_t b;
+    if (!(r > 0) || isinf(r)) return r > 0 ? r : nextafter(r, -INFINITY);
+    memcpy(&b, &r, 8);
+    b--;
+    memcpy(&r, &b, 8);
+    return r;
+#endif
+}
+
+#ifdef __CUDA_ARCH__
+ADM_HD double adm_add_up(double a, double b) { return __dadd_ru(a, b); }
+ADM_HD double adm_mul_up(double a, double b) { return __dmul_ru(a, b); }
+ADM_HD double adm_div_up(double a, double b) { return __ddiv_ru(a, b); }
+ADM_HD double adm_sqrt_up(double a) { return __dsqrt_ru(a); }
+ADM_HD double adm_sub_dn(double a, double b) { return __dsub_rd(a, b); }
+ADM_HD double adm_sqrt_dn(double a) { return __dsqrt_rd(a); }
+#else
+ADM_HD double adm_add_up(double a, double b) { return adm_nextup(a + b); }
+ADM_HD double adm_mul_up(double a, double b) { return adm_nextup(a * b); }
+ADM_HD double adm_div_up(double a, double b) { return adm_nextup(a / b); }
+ADM_HD double adm_sqrt_up(double a) { return adm_nextup(sqrt(a)); }
+ADM_HD double adm_sub_dn(double a, double b) { return adm_nextdn(a - b); }
+ADM_HD double adm_sqrt_dn(double a) { return a > 0 ? adm_nextdn(sqrt(a)) : 0.0; }
+#endif
+
+/* gamma_n = n u / (1 - n u) rounded up: n u is exact (n < 2^53). */
+ADM_HD double adm_gamma_up(double n) { return n <= 0 ? 0.0 : adm_div_up(n * ADM_FN_U, adm_sub_dn(1.0, n * ADM_FN_U)); }
+
+/* The error of one round-to-nearest operation with result v: at most
+ * u |v| in the normal range, half of 2^-1074 below it (ADM_TINY). */
+ADM_HD double adm_rn_err(double v) { return adm_add_up(adm_mul_up(ADM_FN_U, fabs(v)), ADM_TINY); }
+
+/* e^a - 1 <= a (1 + a) for 0 <= a <= 1 (the series' tail sum a^k/k! for
+ * k >= 2 is at most a^2 (e - 2)); beyond 1, no finite bound is needed. */
+ADM_HD double adm_expm1_up(double a) { return a <= 1.0 ? adm_mul_up(a, adm_add_up(1.0, a)) : INFINITY; }
+
+/* What the libm assumption gives for r = f(x) computed by the library
+ * with N ulps: |r - f(x)| <= N (2u f + 2^-1074) and f <= (r + N 2^-1074)
+ * / (1 - 2 N u): returns that bound and, in *f_up, the bound on f. */
+ADM_HD double adm_libm_err(double r, double n_ulp, double *f_up)
+{
+    double tiny = adm_mul_up(n_ulp, 0x1p-1074), f = adm_div_up(adm_add_up(fabs(r), tiny), adm_sub_dn(1.0, 2.0 * n_ulp * ADM_FN_U));
+    *f_up = f;
+    return adm_add_up(adm_mul_up(2.0 * n_ulp * ADM_FN_U, f), tiny);
+}
+
+/* The quotient y = RN(x / d) against x / D, D the exact denominator
+ * with |d - D| <= dd < d: |y - x/D| <= u|y| + 2^-1075 + |x/d| dd / (d - dd),
+ * |x/d| <= |y| (1 + 2u) + 2^-1074. */
+ADM_HD double adm_quot_err(double y, double d, double dd)
+{
+    double xd = adm_add_up(adm_mul_up(fabs(y), 1.0 + 4.0 * ADM_FN_U), 0x1p-1074);
+    return adm_add_up(adm_rn_err(y), adm_div_up(adm_mul_up(xd, dd), adm_sub_dn(d, dd)));
+}
 
 /* gelu_tanh(x) = 0.5 x (1 + tanh(z)), z = C (x + A x^3), C = sqrt(2/pi),
  * A = 0.044715, evaluated as x / (1 + exp(-2z)) (the same function; no
  * cancellation for negative x, where 1 + tanh(z) would cancel).
- *   z: x*x, *x, *A, x + (.) (same signs: no cancellation), *C, and the
- *      representation errors of A and C: |z^ - z| <= gamma_7 |z|.
- *   exp(w^), w = -2z: exp(w^) = exp(w) exp(w theta), so the relative error
- *      is <= |w| gamma_7 (1 + 1e-9) plus the library's ADM_LIBM_EXP_U u.
- *   1 + e (positive terms) and x / d: one rounding each; 1 + e^ keeps
- *      the relative error of e^ (e/(1+e) <= 1).
- * => |y^ - y| <= ((7.01 |w| + ADM_LIBM_EXP_U + 3) u) |y^| + ADM_TINY,
- * and where exp saturates (|w| > 708: y^ = x or 0) |y^ - y| <= |x| 2^-1000. */
+ *   w = -2 z: x*x, *x, *A, x + (.) (same signs: relative u on top of its
+ *      larger term's), *C, and the representations of A and C: seven
+ *      factors (1 + u): |w^ - w| <= gamma_7 |w^| / (1 - gamma_7) =: a.
+ *   e = exp(w^) by libm: |e - exp(w^)| <= N (2u exp(w^) + 2^-1074), and
+ *      |exp(w^) - exp(w)| <= exp(w^) (e^a - 1) (adm_libm_err, adm_expm1_up);
+ *      a <= 1.2e-12 wherever exp neither overflows nor underflows.
+ *   d = 1 + e (positive terms): + u d; y = x / d: adm_quot_err.
+ *   Where exp saturates (e = 0: y = x / 1 = x exactly, and |gelu - x| <=
+ *   |x| e^w < |x| 2^-1000; e = inf: y = -0, |y| < |x| 2^-1000): |x| 2^-1000
+ *   (+ u|y| for the latter). */
 ADM_HD double adm_fn_gelu_tanh(double x, double *err)
 {
     const double A = 0.044715, C = 0.79788456080286535588;
-    double t, z, w, e, y;
+    double t, z, w, e, y, a, fu, de, dd;
     if (isnan(x)) { *err = 0; return x; }
     if (isinf(x)) { *err = 0; return x > 0 ? x : -0.0; }
     t = x * x;
@@ -74,50 +168,79 @@ ADM_HD double adm_fn_gelu_tanh(double x, double *err)
     w = -2.0 * z;
     e = ADM_EXP(w);
     y = x / (1.0 + e);
-    if (e == 0 || isinf(e)) {
-        *err = adm_fn_up(ADM_FN_U * fabs(y) + fabs(x) * 0x1p-1000 + ADM_TINY);
+    if (e == 0) { /* y = x / 1 = x exactly; |gelu(x) - x| = |x| e^w / (1 + e^w) */
+        *err = adm_mul_up(fabs(x), 0x1p-1000);
         return y;
     }
-    *err = adm_fn_up((7.01 * fabs(w) + ADM_LIBM_EXP_U + 3.0) * ADM_FN_U * fabs(y) + ADM_TINY);
+    if (isinf(e) || !isfinite(w)) {
+        *err = adm_add_up(adm_rn_err(y), adm_mul_up(fabs(x), 0x1p-1000));
+        return y;
+    }
+    a = adm_gamma_up(7.0);
+    a = adm_div_up(adm_mul_up(a, fabs(w)), adm_sub_dn(1.0, a));
+    de = adm_libm_err(e, ADM_LIBM_EXP_ULP, &fu);
+    de = adm_add_up(de, adm_mul_up(fu, adm_expm1_up(a)));
+    dd = adm_add_up(de, adm_mul_up(ADM_FN_U, 1.0 + e));
+    *err = adm_quot_err(y, 1.0 + e, dd);
     return y;
 }
 
+/* A bound on |gelu'| over [v - b, v + b], for propagating an input error
+ * b through either GELU: gelu'(s) = Phi(s) + s phi(s) (erf), and for s >=
+ * 10 both forms' derivatives are within 2^-60 of 1 (s phi(s) < 1e-21; the
+ * tanh form's x sigma'(2z) 2z' < e^-80); elsewhere sup |gelu'| < 1.13. */
+ADM_HD double adm_fn_gelu_slope(double v, double b) { return v - b >= 10.0 ? 1.0 + 0x1p-40 : 1.15; }
+
 /* gelu_erf(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(t), t = -x / sqrt 2
  * (erfc: no cancellation for negative x).
- *   t^ = t (1 + theta), |theta| <= gamma_2 (the constant, the product).
- *   erfc(t^) = erfc(t) (1 + |t| gamma_2 L(t)), L(t) bounding |d ln erfc/dt|:
- *      t > 0: 2 e^-t^2 / (sqrt(pi) erfc t) < t + sqrt(t^2 + 2) <= 2t + 1.5
- *      (erfc t > 2 e^-t^2 / (sqrt(pi) (t + sqrt(t^2+2)))), t <= 0: 2/sqrt(pi) < 1.13;
- *      plus the library's ADM_LIBM_ERFC_U u.
- *   * 0.5 exact (but for subnormal x: ADM_TINY), * x one rounding.
- * => |y^ - y| <= ((2.01 |t| L(t) + ADM_LIBM_ERFC_U + 2) u) |y^| + ADM_TINY,
- * and where erfc underflows (t > 26.5) |y| <= |x| 2^-1000 more. */
+ *   t^ = t (1 + theta), |theta| <= gamma_2 (R = RN(1/sqrt 2), the product).
+ *   |erfc(t^) - erfc(t)| <= erfc(t^) (e^(|t - t^| L) - 1), L bounding
+ *      |d ln erfc/ds| on the segment: s > 0: 2 e^-s^2 / (sqrt(pi) erfc s)
+ *      < s + sqrt(s^2 + 2) <= 2s + 1.5 (erfc s > 2 e^-s^2 / (sqrt(pi) (s +
+ *      sqrt(s^2+2)))), s <= 0: 2/sqrt(pi) < 1.13; so L = 2|t^|(1 + 2 gamma_2)
+ *      + 1.5 and |t - t^| <= gamma_2 |t^| / (1 - gamma_2).
+ *   e = erfc(t^) by libm: N = ADM_LIBM_ERFC_ULP ulps.
+ *   y = (0.5 x) e: 0.5 x exact (but below 2^-1021: 2^-1075), one rounding.
+ *   t^ > 26.5: erfc underflows; |y| <= |x| 2^-1000 more. */
 ADM_HD double adm_fn_gelu_erf(double x, double *err)
 {
     const double R = 0.70710678118654752440;
-    double t, e, y, L;
+    double t, e, y, L, a, fu, de, g2;
     if (isnan(x)) { *err = 0; return x; }
     if (isinf(x)) { *err = 0; return x > 0 ? x : -0.0; }
     t = -x * R;
     e = ADM_ERFC(t);
     y = 0.5 * x * e;
-    L = t > 0 ? 2.0 * t + 1.5 : 1.13;
-    *err = adm_fn_up((2.01 * fabs(t) * L + ADM_LIBM_ERFC_U + 2.0) * ADM_FN_U * fabs(y) + ADM_TINY +
-                     (t > 26.5 ? fabs(x) * 0x1p-1000 : 0.0));
+    if (t > 26.5) {
+        *err = adm_add_up(adm_add_up(adm_rn_err(y), fabs(y)), adm_mul_up(fabs(x), 0x1p-1000));
+        return y;
+    }
+    g2 = adm_gamma_up(2.0);
+    L = t > 0 ? adm_add_up(adm_mul_up(2.0 * fabs(t), adm_add_up(1.0, 2.0 * g2)), 1.5) : 1.13;
+    a = adm_mul_up(adm_div_up(adm_mul_up(g2, fabs(t)), adm_sub_dn(1.0, g2)), L);
+    de = adm_libm_err(e, ADM_LIBM_ERFC_ULP, &fu);
+    de = adm_add_up(de, adm_mul_up(fu, adm_expm1_up(a)));
+    /* |0.5 x| de + the product's rounding + 0.5x's below the normal range */
+    *err = adm_add_up(adm_add_up(adm_mul_up(0.5 * fabs(x), de), adm_rn_err(y)), ADM_TINY);
     return y;
 }
 
-/* silu(x) = x / (1 + exp(-x)): exp's argument is exact (a negation), so
- * |y^ - y| <= ((ADM_LIBM_EXP_U + 3) u) |y^| + ADM_TINY, plus |x| 2^-1000
- * where exp overflows (x < -709, y^ = 0, |y| <= |x| e^x). */
+/* silu(x) = x / (1 + exp(-x)): exp's argument is exact (a negation);
+ * e by libm (adm_libm_err), d = 1 + e (+ u d), y = x / d (adm_quot_err);
+ * where exp overflows (x < -709: y = -0) |y| <= |x| e^x < |x| 2^-1000. */
 ADM_HD double adm_fn_silu(double x, double *err)
 {
-    double e, y;
+    double e, y, fu, dd;
     if (isnan(x)) { *err = 0; return x; }
     if (isinf(x)) { *err = 0; return x > 0 ? x : -0.0; }
     e = ADM_EXP(-x);
     y = x / (1.0 + e);
-    *err = adm_fn_up((ADM_LIBM_EXP_U + 3.0) * ADM_FN_U * fabs(y) + ADM_TINY + (isinf(e) ? fabs(x) * 0x1p-1000 : 0.0));
+    if (isinf(e)) {
+        *err = adm_add_up(adm_rn_err(y), adm_mul_up(fabs(x), 0x1p-1000));
+        return y;
+    }
+    dd = adm_add_up(adm_libm_err(e, ADM_LIBM_EXP_ULP, &fu), adm_mul_up(ADM_FN_U, 1.0 + e));
+    *err = adm_quot_err(y, 1.0 + e, dd);
     return y;
 }
 

@@ -388,8 +388,11 @@ static void check_result(const adm_op *op, const adm_op_params *p, const adm_ten
                             (long long)i, v, b, hi.lo, hi.hi);
         }
         if (b > 0) {
-            t->worst = fmax(t->worst, err_up(v, &hi) / b);
-            t->finest = fmax(t->finest, width_ratio(&lo, b));
+            if (b > ldexp(fabs(v), -60)) t->worst = fmax(t->worst, err_up(v, &hi) / b);
+            /* the enclosure must resolve the bound, where the bound is
+             * not itself below what P_LO bits resolve (gelu's |x| 2^-1000
+             * where exp underflows: checked at P_HI, one-sided) */
+            if (b > ldexp(fabs(v), -60)) t->finest = fmax(t->finest, width_ratio(&lo, b));
         } else if (!mpfr_equal_p(hi.lo, hi.hi) || mpfr_get_d(hi.lo, MPFR_RNDN) != v) {
             t->outside++; /* exact claimed */
         }
@@ -658,6 +661,25 @@ static const op_case op_cases[] = {
     {"quantize fp8 tensor", "quantize", "{\"scheme\":\"fp8_e4m3_tensor\"}", 1, {2}, {{8, 32}}, {ADM_BF16}, 2},
     {"quantize fp8 row", "quantize", "{\"scheme\":\"fp8_e4m3_row\"}", 1, {2}, {{8, 32}}, {ADM_FP32}, 0},
     {"quantize nvfp4", "quantize", "{\"scheme\":\"nvfp4\"}", 1, {2}, {{8, 64}}, {ADM_BF16}, 2},
+    /* kind 3: built so that the fp64 error approaches the bound (a halved
+     * bound is then exceeded): sums whose every addition rounds away
+     * almost half an ulp, products just below half an ulp */
+    {"row_sum tight", "row_sum", "{}", 1, {2}, {{3, 200}}, {ADM_FP32}, 3},
+    {"mean_sq tight", "mean_sq", "{}", 1, {2}, {{3, 200}}, {ADM_FP32}, 3},
+    {"matmul tight", "matmul", "{}", 2, {2, 2}, {{3, 2}, {2, 4}}, {ADM_FP32, ADM_FP32}, 3},
+    {"linear tight", "linear", "{}", 2, {2, 2}, {{3, 2}, {4, 2}}, {ADM_FP32, ADM_FP32}, 3},
+    {"linear+gelu tight", "linear+gelu", "{\"approximate\":\"tanh\"}", 2, {2, 2}, {{3, 2}, {4, 2}},
+     {ADM_FP32, ADM_FP32}, 3},
+    {"gated_residual tight", "gated_residual", "{}", 3, {2, 2, 2}, {{8, 16}, {8, 1}, {8, 16}},
+     {ADM_FP32, ADM_FP32, ADM_FP32}, 3},
+    {"softmax tight", "softmax", "{}", 1, {2}, {{3, 200}}, {ADM_FP32}, 3},
+    {"rmsnorm tight", "rmsnorm", "{\"eps\":0}", 1, {2}, {{3, 200}}, {ADM_FP32}, 3},
+    {"layernorm tight", "layernorm", "{\"eps\":0}", 1, {2}, {{3, 200}}, {ADM_FP32}, 3},
+    {"groupnorm tight", "groupnorm", "{\"groups\":1,\"eps\":0}", 1, {3}, {{3, 2, 100}}, {ADM_FP32}, 3},
+    {"attention tight", "attention", "{\"scale\":1}", 3, {2, 2, 2}, {{1, 256}, {16, 256}, {16, 2}},
+     {ADM_FP32, ADM_FP32, ADM_FP32}, 3},
+    {"linear_attention tight", "linear_attention", "{\"eps\":0}", 3, {2, 2, 2}, {{2, 1}, {64, 1}, {64, 2}},
+     {ADM_FP32, ADM_FP32, ADM_FP32}, 3},
 };
 #define N_OP_CASES ((int)(sizeof op_cases / sizeof op_cases[0]))
 
@@ -679,6 +701,40 @@ static void make_input(const op_case *c, int i, adm_tensor *t, uint64_t seed)
             /* x pairs (a, -a) against w pairs (b, b): products cancel */
             if (k % 2 == 1) v[k] = i == 1 ? v[k - 1] : -v[k - 1];
             if (k % 17 == 3) v[k] = g * 0x1p-20;
+        } else if (c->kind == 3) {
+            /* t2: t2^2 just below 2^-53 (rounds away on 1); t1: just below
+             * half an ulp of 2 when squared (layernorm's +-1 pairs) */
+            const double t2 = 0x1.6a09e6p-27, t1 = 0x1.fffffep-27;
+            int64_t row = !strcmp(c->op, "groupnorm") ? c->shape[i][1] * c->shape[i][2] : c->shape[i][c->ndim[i] - 1];
+            int64_t k0 = k % row;
+            if (!strcmp(c->op, "row_sum")) v[k] = k0 == 0 ? 1.0 : 0x1p-53; /* 1 + 2^-53 ties to 1 */
+            else if (!strcmp(c->op, "mean_sq") || !strcmp(c->op, "rmsnorm")) v[k] = k0 == 0 ? 1.0 : t2;
+            else if (!strcmp(c->op, "softmax")) v[k] = k0 == 0 ? 0.0 : -36.75; /* e^-36.75 < 2^-53 */
+            else if (!strcmp(c->op, "layernorm") || !strcmp(c->op, "groupnorm"))
+                v[k] = k0 == 0 ? 1.0 : k0 == 1 ? -1.0 : (k0 % 2 ? -t1 : t1);
+            else if (!strcmp(c->op, "attention")) {
+                /* q (1, 2^-27 ...); k_0's products just below half an ulp
+                 * of 1 (its dot rounds 255 u low), k_1..15's just above (255
+                 * u high): the scores err apart, the probabilities by ~2 dmax;
+                 * v on row 0 only */
+                if (i == 0) v[k] = k % 256 ? 0x1p-27 : 1.0;
+                else if (i == 1) v[k] = k % 256 == 0 ? 1.0 : k / 256 == 0 ? 0x1.fffffep-27 : 0x1.000002p-26;
+                else v[k] = k / 2 == 0 ? 1.0 : 0.0;
+            } else if (!strcmp(c->op, "linear_attention")) {
+                /* KV's terms just below half an ulp of 1 (rounded away), the
+                 * key sum's just above (rounded up): num low, den high */
+                if (i == 0) v[k] = 1.0;
+                else if (i == 1) v[k] = k == 0 ? 1.0 : 0x1.00001p-53;
+                else v[k] = k / 2 == 0 ? 1.0 : 0x1.ffffep-1;
+            }
+            else if (!strcmp(c->op, "gated_residual")) v[k] = i == 0 ? 1.0 + (double)(k % 5) * 0x1p-20 : i == 1 ? 1.0 : 0x1.fffffep-54;
+            else if (!strcmp(c->op, "matmul") || !strcmp(c->op, "linear") || !strcmp(c->op, "linear+gelu")) {
+                /* x rows (s, 2^-27), w rows (1, 2^-26 (1 - 2^-23)): s + 2^-53 s (1 - 2^-23)
+                 * rounds back to s; s = 1, or 2^10 for GELU's linear range */
+                double big = !strcmp(c->op, "linear+gelu") ? 1024.0 : 1.0;
+                if (i == 0) v[k] = k % 2 ? 0x1p-27 * big : big;
+                else v[k] = (!strcmp(c->op, "matmul") ? k / 4 : k % 2) ? 0x1.fffffep-27 : 1.0;
+            }
         } else if (c->kind == 2) {
             int e = (int)(rng(&s) % 40) - 20;
             if (k % 7 == 0) e += 60;
