@@ -4,6 +4,7 @@
 #include "adm_report.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,6 +52,41 @@ int adm_cli_usage_error(const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, "admit-kernel: %s\n", adm_cli_text(raw));
     return ADM_EXIT_INPUT;
+}
+
+int adm_cli_getopt(int argc, char **argv, const char *cmd, const struct option *lo, const char **arg, int *first)
+{
+    /* getopt_long wants a program name first: the subcommand's slot */
+    char **av = argv - 1;
+    int ch;
+    static int started;
+    if (!started) {
+        optind = 1;
+        opterr = 0;
+        started = 1;
+    }
+    ch = getopt_long(argc + 1, av, ":h", lo, NULL);
+    *arg = optarg;
+    *first = optind - 1;
+    if (ch == ':') {
+        adm_cli_usage_error("%s: option '%s' needs a value", cmd, av[optind - 1]);
+        return -2;
+    }
+    if (ch == '?') {
+        adm_cli_usage_error("%s: unknown option '%s'", cmd, av[optind - 1]);
+        return -2;
+    }
+    return ch;
+}
+
+int adm_cli_set_mpfr_budget(const char *v)
+{
+    int64_t b;
+    if (!adm_cli_parse_i64(v, 0, INT64_MAX, &b))
+        return adm_cli_usage_error("--mpfr-budget: expected a number of terms >= 0 (0: no limit), got '%s'", v);
+    /* the oracle's default configuration reads it (adm_oracle_config_default) */
+    setenv("ADM_MPFR_BUDGET", v, 1);
+    return ADM_EXIT_OK;
 }
 
 const char *adm_cli_text(const char *s)

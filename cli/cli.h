@@ -24,6 +24,14 @@ int adm_cli_usage_error(const char *fmt, ...)
  * for printing text that came from an input; one of four rotating static
  * buffers of 2 KiB. */
 const char *adm_cli_text(const char *s);
+struct option;
+/* getopt_long over a subcommand's arguments (argv[0] is its first
+ * argument): `--x=V` and `--x V`, `--` ends the options, options and
+ * operands in any order. Returns the next option's value as getopt_long
+ * does, -1 at the end (operands then start at *first), or -2 after
+ * printing a usage error (unknown option, a missing value: exit 2). */
+int adm_cli_getopt(int argc, char **argv, const char *cmd, const struct option *lo, const char **arg, int *first);
+int adm_cli_set_mpfr_budget(const char *v);
 /* Strict number parsing: the whole string, in range. */
 int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 int adm_cli_parse_f64(const char *s, double *out);

@@ -4,6 +4,7 @@
 #include "adm_oracle.h"
 #include "adm_report.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ static const char replay_usage[] =
     "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
     "  --json FILE        write the full report as JSON\n"
     "  --junit FILE       write a JUnit XML report (a failure per violated claim)\n"
+    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
     "  --html DIR         write DIR/index.html: what was run, the verdicts, each candidate's detail\n";
 
 #define MAX_CLAIMS 64
@@ -29,17 +31,22 @@ int adm_cmd_replay(int argc, char **argv)
     int claim_used[MAX_CLAIMS] = {0};
     int nf = 0, ncl = 0, rc = ADM_EXIT_OK;
     adm_report *rep = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(replay_usage, stdout); return ADM_EXIT_OK; }
-        if (a[0] == '-') {
-            const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-            if (!v) { rc = adm_cli_usage_error("replay: option '%s' needs a value", a); goto done; }
-            i++;
-            if (!strcmp(a, "--json")) json = v;
-            else if (!strcmp(a, "--junit")) junit = v;
-            else if (!strcmp(a, "--html")) html = v;
-            else if (!strcmp(a, "--claim")) {
+    {
+        static const struct option lo[] = {{"json", required_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
+                                           {"html", required_argument, 0, 'H'}, {"claim", required_argument, 0, 'c'},
+                                           {"mpfr-budget", required_argument, 0, 'B'}, {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+        const char *v;
+        int ch, first = argc;
+        while ((ch = adm_cli_getopt(argc, argv, "replay", lo, &v, &first)) != -1) {
+            switch (ch) {
+            case -2: rc = ADM_EXIT_INPUT; goto done;
+            case 'h': fputs(replay_usage, stdout); rc = ADM_EXIT_OK; goto done;
+            case 'j': json = v; break;
+            case 'u': junit = v; break;
+            case 'H': html = v; break;
+            case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
+            case 'c':
                 if (ncl == MAX_CLAIMS) { rc = adm_cli_usage_error("--claim: at most %d claims", MAX_CLAIMS); goto done; }
                 if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
                 ncl++;
@@ -47,14 +54,14 @@ int adm_cmd_replay(int argc, char **argv)
                     rc = adm_cli_fail();
                     goto done;
                 }
-            } else {
-                rc = adm_cli_usage_error("replay: unknown option '%s'", a);
-                goto done;
+                break;
+            default: rc = adm_cli_usage_error("replay: unknown option"); goto done;
             }
-            continue;
         }
-        if (nf == 256) { rc = adm_cli_usage_error("replay: at most 256 captures"); goto done; }
-        files[nf++] = a;
+        for (int i = first; i < argc; i++) {
+            if (nf == 256) { rc = adm_cli_usage_error("replay: at most 256 captures"); goto done; }
+            files[nf++] = argv[i];
+        }
     }
     if (nf == 0) { fputs(replay_usage, stderr); rc = adm_cli_usage_error("replay: expected at least one CAPTURE"); goto done; }
     if (adm_report_create("admit-kernel replay", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }

@@ -7,6 +7,7 @@
 #include "adm_report.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,10 +24,11 @@ static const char run_usage[] =
     "  --reader R         a downstream reader: fp8_e4m3, threshold:T, topk:K\n"
     "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
     "  --json FILE, --junit FILE\n"
-    "  --list             the registered implementations\n";
+    "  --list             the registered implementations\n"
+    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
 
 static const char table_usage[] =
-    "usage: admit-kernel table FILE [--strict] [--json F] [--junit F] [--html DIR]\n"
+    "usage: admit-kernel table FILE [--strict] [--json F] [--junit F] [--html DIR] [--mpfr-budget T]\n"
     "\n"
     "Measures every entry of a fusion table (JSON, fusions/dit.json) on its\n"
     "captures and compares the measured tier with the declared one: exit 1 when a\n"
@@ -53,31 +55,39 @@ int adm_cmd_run(int argc, char **argv)
     int nc = 0, ncl = 0, rc = ADM_EXIT_OK;
     adm_reader reader;
     adm_report *rep = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(run_usage, stdout); return ADM_EXIT_OK; }
-        if (!strcmp(a, "--list")) { list_impls(); return ADM_EXIT_OK; }
-        if (a[0] != '-') {
-            if (capture) { rc = adm_cli_usage_error("run: expected one CAPTURE, got '%s' too", a); goto done; }
-            capture = a;
-            continue;
+    {
+        static const struct option lo[] = {{"reference", required_argument, 0, 'r'}, {"candidate", required_argument, 0, 'c'},
+                                           {"reader", required_argument, 0, 'R'}, {"json", required_argument, 0, 'j'},
+                                           {"junit", required_argument, 0, 'u'}, {"claim", required_argument, 0, 'C'},
+                                           {"list", no_argument, 0, 'l'}, {"mpfr-budget", required_argument, 0, 'B'},
+                                           {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        const char *v;
+        int ch, first = argc;
+        while ((ch = adm_cli_getopt(argc, argv, "run", lo, &v, &first)) != -1) {
+            switch (ch) {
+            case -2: rc = ADM_EXIT_INPUT; goto done;
+            case 'h': fputs(run_usage, stdout); rc = ADM_EXIT_OK; goto done;
+            case 'l': list_impls(); rc = ADM_EXIT_OK; goto done;
+            case 'r': ref = v; break;
+            case 'c':
+                if (nc == 32) { rc = adm_cli_usage_error("run: at most 32 candidates"); goto done; }
+                cands[nc++] = v;
+                break;
+            case 'R': reader_text = v; break;
+            case 'j': json = v; break;
+            case 'u': junit = v; break;
+            case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
+            case 'C':
+                if (ncl == 32) { rc = adm_cli_usage_error("--claim: at most 32 claims"); goto done; }
+                if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
+                ncl++;
+                break;
+            default: rc = adm_cli_usage_error("run: unknown option"); goto done;
+            }
         }
-        if (!v) { rc = adm_cli_usage_error("run: option '%s' needs a value", a); goto done; }
-        i++;
-        if (!strcmp(a, "--reference")) ref = v;
-        else if (!strcmp(a, "--candidate")) {
-            if (nc == 32) { rc = adm_cli_usage_error("run: at most 32 candidates"); goto done; }
-            cands[nc++] = v;
-        } else if (!strcmp(a, "--reader")) reader_text = v;
-        else if (!strcmp(a, "--json")) json = v;
-        else if (!strcmp(a, "--junit")) junit = v;
-        else if (!strcmp(a, "--claim")) {
-            if (ncl == 32) { rc = adm_cli_usage_error("--claim: at most 32 claims"); goto done; }
-            if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
-            ncl++;
-        } else {
-            rc = adm_cli_usage_error("run: unknown option '%s'", a);
-            goto done;
+        for (int i = first; i < argc; i++) {
+            if (capture) { rc = adm_cli_usage_error("run: expected one CAPTURE, got '%s' too", argv[i]); goto done; }
+            capture = argv[i];
         }
     }
     if (!capture || !ref || nc == 0) {
@@ -130,21 +140,29 @@ int adm_cmd_table(int argc, char **argv)
     int strict = 0, rc = ADM_EXIT_OK;
     adm_table_result tr;
     adm_report *rep = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(table_usage, stdout); return ADM_EXIT_OK; }
-        if (!strcmp(a, "--strict")) { strict = 1; continue; }
-        if (a[0] != '-') {
-            if (file) return adm_cli_usage_error("table: expected one FILE, got '%s' too", a);
-            file = a;
-            continue;
+    {
+        static const struct option lo[] = {{"json", required_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
+                                           {"html", required_argument, 0, 'H'}, {"strict", no_argument, 0, 's'},
+                                           {"mpfr-budget", required_argument, 0, 'B'}, {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+        const char *v;
+        int ch, first = argc;
+        while ((ch = adm_cli_getopt(argc, argv, "table", lo, &v, &first)) != -1) {
+            switch (ch) {
+            case -2: return ADM_EXIT_INPUT;
+            case 'h': fputs(table_usage, stdout); return ADM_EXIT_OK;
+            case 's': strict = 1; break;
+            case 'j': json_out = v; break;
+            case 'u': junit = v; break;
+            case 'H': html = v; break;
+            case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) return rc; break;
+            default: return adm_cli_usage_error("table: unknown option");
+            }
         }
-        if (!v) return adm_cli_usage_error("table: option '%s' needs a value", a);
-        i++;
-        if (!strcmp(a, "--json")) json_out = v;
-        else if (!strcmp(a, "--junit")) junit = v;
-        else if (!strcmp(a, "--html")) html = v;
-        else return adm_cli_usage_error("table: unknown option '%s'", a);
+        for (int i = first; i < argc; i++) {
+            if (file) return adm_cli_usage_error("table: expected one FILE, got '%s' too", argv[i]);
+            file = argv[i];
+        }
     }
     if (!file) { fputs(table_usage, stderr); return adm_cli_usage_error("table: expected a FILE"); }
     if (adm_harness_table(file, table_progress, NULL, &tr) != ADM_OK)

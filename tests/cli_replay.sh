@@ -90,6 +90,19 @@ PY
 checks=$((checks + 1))
 expect 2 "--claim: candidate name 'a b' may hold only letters" -- "$admit" replay "$g" --claim "a b=lossless"
 
+# The command line: --opt=VALUE as well as --opt VALUE, options after the
+# operands, -- ends the options, -h and --help, usage errors exit 2.
+expect 0 "fused_epilogue         lossless  lossless" -- "$admit" replay --json="$work/eq.json" "$g" --claim=fused_epilogue=lossless
+check "--json=FILE wrote the report" test -s "$work/eq.json"
+expect 0 "fused_epilogue" -- "$admit" replay -- "$g"
+expect 0 "usage: admit-kernel replay" -- "$admit" replay -h
+expect 0 "usage: admit-kernel table" -- "$admit" table --help
+expect 0 "usage: admit-kernel run" -- "$admit" run -h
+expect 2 "replay: unknown option '--frob'" -- "$admit" replay "$g" --frob
+expect 2 "replay: option '--json' needs a value" -- "$admit" replay "$g" --json
+expect 2 "table: option '--html' needs a value" -- "$admit" table x.json --html
+expect 2 "--mpfr-budget: expected a number of terms" -- "$admit" run "$g" --reference eager --candidate fused_epilogue --mpfr-budget=x
+
 # Bad input and usage: exit 2, no report written.
 expect 2 "no candidate named 'nope'" -- "$admit" replay "$g" --claim nope=lossless --json "$work/never.json"
 [ -e "$work/never.json" ] && { echo "FAIL: a refused replay wrote a report"; fails=$((fails + 1)); }
