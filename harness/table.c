@@ -205,6 +205,25 @@ static adm_status check_static(const char *file, const char *text, int i, json_t
     return rs;
 }
 
+/* An entry whose candidate is its reference (the same name, or two names
+ * of one function) would compare a function with itself: it measures
+ * exact by construction and tells the runtime nothing. */
+static adm_status check_distinct(const char *file, const char *text, int i, const char *op, const char *ref,
+                                 const char *cand)
+{
+    const adm_impl *r = NULL, *c = NULL;
+    int same = !strcmp(ref, cand);
+    if (!same && adm_impl_resolve(op, ref, &r) == ADM_OK && adm_impl_resolve(op, cand, &c) == ADM_OK)
+        same = strcmp(r->backend, "plugin") && strcmp(c->backend, "plugin") && r->run == c->run;
+    adm_plugin_free(r);
+    adm_plugin_free(c);
+    adm_error_clear();
+    if (same)
+        return schema_error(file, text, i, "candidate", "'%s' is the reference '%s' itself: the entry would compare "
+                            "a function with itself", cand, ref);
+    return ADM_OK;
+}
+
 /* ------------------------------------------------------------ the fusion table */
 
 void adm_table_result_free(adm_table_result *r)
@@ -317,6 +336,7 @@ adm_status adm_harness_table(const char *file, adm_table_progress_fn progress, v
             cpaths[k] = cbuf[k];
         }
         if ((st = check_static(file, text, (int)i, json_object_get(e, "static"), opname, cand)) != ADM_OK) goto done;
+        if ((st = check_distinct(file, text, (int)i, opname, ref, cand)) != ADM_OK) goto done;
         if (params) ptext = json_dumps(params, JSON_COMPACT);
         if (progress) progress((int)i + 1, (int)json_array_size(fus), name, user);
         {

@@ -1132,6 +1132,15 @@ START_TEST(test_table_api)
                   "%s", adm_error_message());
     ck_assert_int_eq(tr.n, 0);
     ck_assert_ptr_null(tr.entries);
+    /* an entry comparing a function with itself is refused */
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fprintf(f, "{\"fusions\": [\n {\"name\": \"a\", \"op\": \"linear\", \"reference\": \"eager\",\n"
+               "  \"candidate\": \"eager\", \"declared\": \"exact\", \"captures\": [\"x.h5\"]}]}\n");
+    fclose(f);
+    ck_assert_int_eq(adm_harness_table(path, NULL, NULL, &tr), ADM_ERR_JSON);
+    ck_assert_msg(strstr(adm_error_message(), "fusions[0].candidate: 'eager' is the reference 'eager' itself"), "%s",
+                  adm_error_message());
+    ck_assert_int_eq(tr.n, 0);
     remove(path);
 }
 END_TEST
