@@ -1,6 +1,7 @@
 /* Loading plugins (candidates/plugin.h) into the registry's form. */
 #include "adm_candidates.h"
 #include "plugin.h"
+#include "plugin_sandbox.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -71,7 +72,17 @@ static adm_status plugin_run(const adm_impl *self, const adm_op_params *p, const
     memcpy(pout.shape, out->shape, sizeof(int64_t) * (size_t)ndim);
     memcpy(pout.stride, out->stride, sizeof(int64_t) * (size_t)ndim);
     pout.data = out->data;
-    rc = pi->k->run(p->json ? p->json : "{}", pin, n, &pout, err, sizeof err);
+    if (adm_plugin_sandbox_enabled()) {
+        size_t bytes = (size_t)adm_tensor_numel(out) * (size_t)adm_format_get(out->dtype)->storage_bytes;
+        adm_status st = adm_plugin_run_sandboxed(pi->k, pi->name, p->json ? p->json : "{}", pin, n, &pout, bytes, err,
+                                                 sizeof err, &rc);
+        if (st != ADM_OK) {
+            adm_tensor_free(out);
+            return st;
+        }
+    } else {
+        rc = pi->k->run(p->json ? p->json : "{}", pin, n, &pout, err, sizeof err);
+    }
     if (rc != 0) {
         adm_tensor_free(out);
         err[sizeof err - 1] = '\0';

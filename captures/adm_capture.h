@@ -40,6 +40,33 @@ adm_status adm_capture_read(const char *path, adm_capture **out);
 adm_status adm_capture_validate(const adm_capture *c);
 void adm_capture_free(adm_capture *c);
 
+/* ---- reading in a sandbox
+ * libhdf5 itself can crash, hang or allocate gigabytes on a few corrupted
+ * bytes (issue 8). adm_capture_read_sandboxed runs adm_capture_read in a
+ * child process (fork) under these limits and takes the capture back
+ * through a pipe; when the child dies, overruns or hangs, the capture is
+ * refused with ADM_ERR_FORMAT and "capture FILE is corrupt: the HDF5
+ * library failed reading attribute 'NAME' of ..." (what the reader had
+ * asked libhdf5 for last). The calling process never runs libhdf5 on the
+ * file. */
+typedef struct adm_sandbox_limits {
+    int64_t memory_bytes;  /* address space the child may add (RLIMIT_AS); 0: no limit */
+    int cpu_seconds;       /* RLIMIT_CPU of the child; 0: no limit */
+    int wall_seconds;      /* the parent kills the child (SIGKILL) after this; 0: never */
+} adm_sandbox_limits;
+/* The defaults for a file: memory 1 GiB + 16 x its size (at most the
+ * machine's), CPU 5 s + 1 s per 16 MiB, wall clock three times the CPU;
+ * ADM_SANDBOX_MEMORY (bytes, or with a K/M/G suffix), ADM_SANDBOX_CPU and
+ * ADM_SANDBOX_TIMEOUT (seconds) in the environment replace them. */
+void adm_sandbox_limits_for(const char *path, adm_sandbox_limits *lim);
+/* 0 when the environment has ADM_SANDBOX=off (or 0, no): for debugging
+ * the reader in one process. */
+int adm_sandbox_enabled(void);
+/* As adm_capture_read (the same checks and messages), in a child. limits
+ * NULL: adm_sandbox_limits_for(path). With the sandbox turned off, reads
+ * in-process. */
+adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits *limits, adm_capture **out);
+
 const char *adm_capture_path(const adm_capture *c);     /* NULL when built in memory */
 int adm_capture_version(const adm_capture *c);
 const char *adm_capture_op(const adm_capture *c);

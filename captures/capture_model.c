@@ -62,6 +62,7 @@ void adm_capture_free(adm_capture *c)
         adm_tensor_free(&c->specials[i].ref);
     }
     free(c->specials);
+    adm_sandbox_arena_free(c);
     free(c);
 }
 

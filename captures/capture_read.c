@@ -39,7 +39,9 @@ static adm_status read_str_attr(hid_t loc, const char *where, const char *name, 
 {
     hid_t a = -1, t = -1, s = -1, mt = -1;
     adm_status st = ADM_OK;
-    htri_t ex = H5Aexists(loc, name);
+    htri_t ex;
+    ADM_CAPTURE_TRACE("attribute '%s' of %s", name, where);
+    ex = H5Aexists(loc, name);
     *out = NULL;
     if (ex < 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot look up attribute '%s'", where, name);
     if (ex == 0) {
@@ -100,7 +102,9 @@ static adm_status read_int_attr(hid_t loc, const char *where, const char *name, 
 {
     hid_t a = -1, t = -1, s = -1;
     adm_status st = ADM_OK;
-    htri_t ex = H5Aexists(loc, name);
+    htri_t ex;
+    ADM_CAPTURE_TRACE("attribute '%s' of %s", name, where);
+    ex = H5Aexists(loc, name);
     *present = 0;
     if (ex < 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot look up attribute '%s'", where, name);
     if (ex == 0) {
@@ -270,6 +274,7 @@ static adm_status read_dataset(hid_t loc, const char *path, const char *where, a
     adm_tensor t;
     memset(&t, 0, sizeof t);
 
+    ADM_CAPTURE_TRACE("%s", where);
     if ((d = H5Dopen2(loc, path, H5P_DEFAULT)) < 0) {
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: not a readable dataset (a dangling link, a group, or a corrupt file)", where);
         goto done;
@@ -280,6 +285,7 @@ static adm_status read_dataset(hid_t loc, const char *path, const char *where, a
         st = ADM_ERR_FORMAT;
         goto done;
     }
+    ADM_CAPTURE_TRACE("the type and extent of %s", where);
     ft = H5Dget_type(d);
     sp = H5Dget_space(d);
     if (ft < 0 || sp < 0) { st = ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot read its type or extent", where); goto done; }
@@ -315,10 +321,12 @@ static adm_status read_dataset(hid_t loc, const char *path, const char *where, a
     }
     if (numel > 0 && (st = storage_holds(d, dims, ndim, numel * adm_format_get(dt)->storage_bytes, where)) != ADM_OK)
         goto done;
-    if ((st = adm_tensor_alloc(&t, dt, ndim, shape)) != ADM_OK) {
+    st = adm_capture_tensor_alloc_ ? adm_capture_tensor_alloc_(&t, dt, ndim, shape) : adm_tensor_alloc(&t, dt, ndim, shape);
+    if (st != ADM_OK) {
         adm_error_prefix("%s: ", where);
         goto done;
     }
+    ADM_CAPTURE_TRACE("the data of %s", where);
     if (numel > 0 && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data) < 0) {
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: its data cannot be read (truncated or corrupt file)", where);
         goto done;
@@ -350,6 +358,7 @@ static adm_status group_names(hid_t g, const char *where, char ***names, int *co
     unsigned flags = 0;
     H5_index_t idx = H5_INDEX_NAME;
     char **v;
+    ADM_CAPTURE_TRACE("the links of %s", where);
     if (H5Gget_info(g, &info) < 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot list the group", where);
     if (info.nlinks > 4096) return ADM_FAIL(ADM_ERR_FORMAT, "%s: %llu entries, at most 4096 expected", where, (unsigned long long)info.nlinks);
     gcpl = H5Gget_create_plist(g);
@@ -384,6 +393,7 @@ static void free_names(char **names, int n)
 static adm_status link_kind_ok(hid_t g, const char *name, const char *where)
 {
     H5L_info_t li;
+    ADM_CAPTURE_TRACE("the link to %s", where);
     if (H5Lget_info(g, name, &li, H5P_DEFAULT) < 0)
         return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot read the link", where);
     if (li.type != H5L_TYPE_HARD && li.type != H5L_TYPE_SOFT)
@@ -403,6 +413,7 @@ static adm_status read_group(hid_t loc, const char *file, const char *prefix, co
     adm_status st = ADM_OK;
     htri_t ex;
     snprintf(where, sizeof where, "%s: group '%s/%s'", file, prefix, gname);
+    ADM_CAPTURE_TRACE("%s", where);
     ex = H5Lexists(loc, gname, H5P_DEFAULT);
     if (ex <= 0) {
         if (required) return ADM_FAIL(ADM_ERR_FORMAT, "%s: missing (expected a group of datasets)", where);
@@ -436,8 +447,10 @@ static adm_status read_optional_dataset(hid_t loc, const char *file, const char 
                                         const char *name, int *has, adm_tensor *t)
 {
     char where[512];
-    htri_t ex = H5Lexists(loc, name, H5P_DEFAULT);
+    htri_t ex;
     snprintf(where, sizeof where, "%s: dataset '%s/%s'", file, prefix, name);
+    ADM_CAPTURE_TRACE("%s", where);
+    ex = H5Lexists(loc, name, H5P_DEFAULT);
     *has = 0;
     if (ex < 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot look it up", where);
     if (ex == 0) return ADM_OK;
@@ -453,6 +466,7 @@ static adm_status read_specials(hid_t file_id, const char *file, adm_capture *c)
     char **names = NULL, where[512];
     int n = 0;
     adm_status st = ADM_OK;
+    ADM_CAPTURE_TRACE("group '/special'");
     if (H5Lexists(file_id, "special", H5P_DEFAULT) <= 0) return ADM_OK;
     snprintf(where, sizeof where, "%s: group '/special'", file);
     ADM_TRY(link_kind_ok(file_id, "special", where));
@@ -467,6 +481,7 @@ static adm_status read_specials(hid_t file_id, const char *file, adm_capture *c)
         snprintf(prefix, sizeof prefix, "/special/%s", names[i]);
         snprintf(cwhere, sizeof cwhere, "%s: group '%s'", file, prefix);
         if ((st = link_kind_ok(g, names[i], cwhere)) != ADM_OK) break;
+        ADM_CAPTURE_TRACE("%s", cwhere);
         if ((cg = H5Gopen2(g, names[i], H5P_DEFAULT)) < 0) {
             st = ADM_FAIL(ADM_ERR_FORMAT, "%s: not a group", cwhere);
             break;
@@ -514,6 +529,7 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
     adm_cap_h5_quiet();
     /* a FIFO or a device would block libhdf5's open, or feed it endlessly */
     ADM_TRY(adm_file_check_regular(path, "the capture"));
+    ADM_CAPTURE_TRACE("the file's superblock");
 #if H5_VERSION_GE(1, 12, 0)
     acc = H5Fis_accessible(path, H5P_DEFAULT);
 #else
@@ -597,6 +613,7 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
     st = read_specials(f, path, c);
 done:
     free(magic);
+    ADM_CAPTURE_TRACE("the file's metadata while closing it");
     if (f >= 0) H5Fclose(f);
     if (st != ADM_OK) {
         adm_capture_free(c);

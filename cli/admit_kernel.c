@@ -180,6 +180,13 @@ int adm_cli_finish_report(const adm_report *rep, const char *json, const char *j
     adm_cli_progress_done();
     adm_report_print(rep, stdout);
     if ((json || junit || html) && adm_report_write_all(rep, json, junit, html) != ADM_OK) return adm_cli_fail();
+    if (adm_report_any_error(rep)) {
+        int n = 0;
+        for (int i = 0; i < adm_report_count(rep); i++) n += adm_report_row_at(rep, i)->error != NULL;
+        fprintf(stderr, "admit-kernel: %d of %d rows could not be measured (marked error in the reports)\n", n,
+                adm_report_count(rep));
+        return ADM_EXIT_INPUT;
+    }
     return adm_report_any_violation(rep) ? ADM_EXIT_CLAIM : ADM_EXIT_OK;
 }
 

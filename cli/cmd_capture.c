@@ -308,7 +308,7 @@ static int inspect(int argc, char **argv)
     adm_capture *c;
     char name[400];
     if (argc != 1) return adm_cli_usage_error("capture inspect: expected one FILE");
-    if (adm_capture_read(argv[0], &c) != ADM_OK) return adm_cli_fail();
+    if (adm_capture_read_sandboxed(argv[0], NULL, &c) != ADM_OK) return adm_cli_fail();
     printf("file     %s\n", adm_cli_text(argv[0]));
     printf("format   %s v%d\n", ADM_CAPTURE_MAGIC, adm_capture_version(c));
     printf("op       %s %s%s\n", adm_cli_text(adm_capture_op(c)), adm_cli_text(adm_capture_params(c)),
@@ -364,7 +364,7 @@ static int validate(int argc, char **argv)
     if (argc < 1) return adm_cli_usage_error("capture validate: expected at least one FILE");
     for (int i = 0; i < argc; i++) {
         adm_capture *c;
-        if (adm_capture_read(argv[i], &c) != ADM_OK) { rc = adm_cli_fail(); continue; }
+        if (adm_capture_read_sandboxed(argv[i], NULL, &c) != ADM_OK) { rc = adm_cli_fail(); continue; }
         if (adm_capture_validate(c) != ADM_OK) rc = adm_cli_fail();
         else
             printf("%s: valid %s v%d, op %s, %d input(s), %s, %d candidate(s), %d special case(s)%s\n",

@@ -90,7 +90,7 @@ int adm_cmd_oracle(int argc, char **argv)
     if (!path) { fputs(oracle_usage, stderr); return adm_cli_usage_error("oracle: expected a CAPTURE"); }
     cfg.mpfr_bits = (int)bits;
     cfg.threads = (int)threads;
-    if (adm_capture_read(path, &cap) != ADM_OK || adm_capture_validate(cap) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    if (adm_capture_read_sandboxed(path, NULL, &cap) != ADM_OK || adm_capture_validate(cap) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     op = adm_op_find(adm_capture_op(cap));
     if (!op) {
         rc = adm_cli_usage_error("%s: op '%s' is not in the catalog; its /oracle is the user's and stays uncertified",

@@ -29,7 +29,7 @@ int adm_cmd_replay(int argc, char **argv)
     char *claim_names[MAX_CLAIMS];
     adm_tier claim_tiers[MAX_CLAIMS];
     int claim_used[MAX_CLAIMS] = {0};
-    int nf = 0, ncl = 0, rc = ADM_EXIT_OK;
+    int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0;
     adm_report *rep = NULL;
     {
         static const struct option lo[] = {{"json", required_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
@@ -78,11 +78,22 @@ int adm_cmd_replay(int argc, char **argv)
         adm_capture *cap = NULL;
         adm_replay_result res;
         adm_cli_progress(f + 1, nf, files[f]);
-        if (adm_capture_read(files[f], &cap) != ADM_OK || adm_capture_validate(cap) != ADM_OK ||
-            adm_harness_replay(cap, NULL, NULL, &res) != ADM_OK) {
-            rc = adm_cli_fail();
+        adm_status st;
+        if ((st = adm_capture_read_sandboxed(files[f], NULL, &cap)) != ADM_OK || (st = adm_capture_validate(cap)) != ADM_OK ||
+            (st = adm_harness_replay(cap, NULL, NULL, &res)) != ADM_OK) {
+            /* This capture fails alone: its row says why, the others are
+             * still judged, and the command exits 2 after the reports. */
+            adm_cli_progress_done();
+            fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
+            failed++;
+            if (adm_report_add_error(rep, files[f], cap ? adm_capture_op(cap) : NULL, NULL, st, adm_error_message(),
+                                     NULL) != ADM_OK) {
+                rc = adm_cli_fail();
+                adm_capture_free(cap);
+                goto done;
+            }
             adm_capture_free(cap);
-            goto done;
+            continue;
         }
         for (int k = 0; k < res.n; k++) {
             const adm_tier *claim = NULL;
@@ -102,7 +113,7 @@ int adm_cmd_replay(int argc, char **argv)
         adm_replay_result_free(&res);
         adm_capture_free(cap);
     }
-    for (int c = 0; c < ncl; c++)
+    for (int c = 0; c < ncl && !failed; c++) /* a failed capture's candidates are unknown */
         if (!claim_used[c]) {
             rc = adm_cli_usage_error("--claim: no candidate named '%s' in the captures", claim_names[c]);
             goto done;

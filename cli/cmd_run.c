@@ -103,10 +103,17 @@ int adm_cmd_run(int argc, char **argv)
         const adm_tier *claim = NULL;
         const char *caps[1] = {capture};
         adm_measure_result mr;
+        adm_status ms;
         for (int c = 0; c < ncl; c++)
             if (!strcmp(claim_names[c], cands[k])) claim = &claim_tiers[c];
         adm_cli_progress(k + 1, nc, cands[k]);
-        if (adm_harness_measure(capture, NULL, caps, 1, NULL, ref, cands[k], &reader, &mr) != ADM_OK) {
+        if ((ms = adm_harness_measure(capture, NULL, caps, 1, NULL, ref, cands[k], &reader, &mr)) != ADM_OK) {
+            if (mr.in_run) { /* this candidate fails alone (a crashed plugin): the others still run */
+                adm_cli_progress_done();
+                fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
+                if (adm_report_add_error(rep, capture, "run", cands[k], ms, adm_error_message(), claim) == ADM_OK)
+                    continue;
+            }
             if (mr.field && !strcmp(mr.field, "reference")) adm_error_prefix("--reference: ");
             else if (mr.field && !strcmp(mr.field, "candidate")) adm_error_prefix("--candidate: ");
             rc = adm_cli_fail();
@@ -178,6 +185,14 @@ int adm_cmd_table(int argc, char **argv)
     }
     for (int i = 0; i < tr.n; i++) {
         const adm_table_entry *e = &tr.entries[i];
+        if (e->error) { /* a capture or plugin that failed this entry alone */
+            fprintf(stderr, "admit-kernel: %s\n", e->error);
+            if (adm_report_add_error(rep, e->name, e->op, e->candidate, e->error_status, e->error, &e->declared) != ADM_OK) {
+                rc = adm_cli_fail();
+                goto done;
+            }
+            continue;
+        }
         if (adm_report_add(rep, e->name, e->op, e->candidate, &e->verdict, e->mpfr_refined, &e->declared) != ADM_OK) {
             rc = adm_cli_fail();
             goto done;

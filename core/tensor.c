@@ -15,13 +15,18 @@ adm_status adm_shape_numel(int ndim, const int64_t *shape, int64_t *numel)
         if (shape[i] < 0)
             return ADM_FAIL(ADM_ERR_SHAPE, "negative extent in shape %s",
                             adm_shape_str(ndim, shape, buf, sizeof buf));
+    /* The non-zero extents too: an empty tensor's strides are their
+     * products (found by fuzzing the sandbox's decoder: [0, 2^39, 2^39]
+     * overflowed the stride computation). */
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] == 0) { n = 0; break; }
+        if (shape[i] == 0) continue;
         if (n > ADM_MAX_ELEMENTS / shape[i])
             return ADM_FAIL(ADM_ERR_OVERFLOW, "shape %s has more than 2^40 elements",
                             adm_shape_str(ndim, shape, buf, sizeof buf));
         n *= shape[i];
     }
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] == 0) n = 0;
     *numel = n;
     return ADM_OK;
 }

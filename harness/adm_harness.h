@@ -212,6 +212,7 @@ typedef struct adm_measure_result {
     const char *field;      /* on failure, the input at fault: "captures", "params", "reference" or
                                "candidate"; NULL: none */
     int capture;            /* and for "captures", which one */
+    int in_run;             /* 1: it failed while the implementations ran (a plugin's crash) */
 } adm_measure_result;
 
 /* Judges cand_spec against ref_spec (registry names, or path.so:name for a
@@ -228,6 +229,12 @@ typedef struct adm_table_entry {
     adm_tier declared;
     adm_verdict verdict;    /* measured: the worst over the entry's captures */
     int64_t mpfr_refined;
+    /* An entry whose capture cannot be read or measured (corrupt, a crash
+     * inside libhdf5 or a plugin): the message (file:line:column, field)
+     * and status; NULL for a measured entry. The other entries are still
+     * measured. */
+    char *error;
+    adm_status error_status;
 } adm_table_entry;
 
 typedef struct adm_table_result {
@@ -243,8 +250,9 @@ typedef void (*adm_table_progress_fn)(int k, int n, const char *name, void *user
  * (a required field missing, an op not in the catalog, a tier, reader or
  * parameter that does not parse, static declarations that are not the
  * candidate's own: ADM_ERR_JSON naming file:line:column and the field)
- * and measures every entry. All or nothing: on any error out holds no
- * entries. The caller compares each entry's verdict with its declared
+ * and measures every entry. A table that does not hold to the schema is
+ * refused whole (out holds no entries); an entry whose capture or
+ * candidate fails while measuring gets its error and the rest go on. The caller compares each entry's verdict with its declared
  * tier (a declared tier looser than measured is unsafe). */
 adm_status adm_harness_table(const char *path, adm_table_progress_fn progress, void *user, adm_table_result *out);
 void adm_table_result_free(adm_table_result *r);

@@ -37,7 +37,8 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
         adm_status st;
         at->field = "captures";
         at->capture = k;
-        if ((st = adm_capture_read(captures[k], &cap)) != ADM_OK || (st = adm_capture_validate(cap)) != ADM_OK)
+        if ((st = adm_capture_read_sandboxed(captures[k], NULL, &cap)) != ADM_OK ||
+            (st = adm_capture_validate(cap)) != ADM_OK)
             goto fail;
         op = adm_op_find(adm_capture_op(cap));
         if (want_op && strcmp(want_op, adm_capture_op(cap)) != 0) {
@@ -65,7 +66,9 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
         at->field = "candidate";
         if ((st = adm_impl_resolve(adm_op_name(op), cand_spec, &cand)) != ADM_OK) goto fail;
         at->field = "captures";
+        at->in_run = 1;
         st = adm_harness_run(op, &p, in, ref, cand, reader, NULL, &rr);
+        if (st == ADM_OK) at->in_run = 0;
         adm_plugin_free(ref);
         adm_plugin_free(cand);
         ref = cand = NULL;
@@ -233,6 +236,7 @@ void adm_table_result_free(adm_table_result *r)
         free(r->entries[i].name);
         free(r->entries[i].op);
         free(r->entries[i].candidate);
+        free(r->entries[i].error);
     }
     free(r->entries);
     memset(r, 0, sizeof *r);
@@ -350,14 +354,25 @@ adm_status adm_harness_table(const char *file, adm_table_progress_fn progress, v
         {
             adm_measure_result mr;
             adm_table_entry *te = &out->entries[out->n];
-            if (adm_harness_measure(name, opname, cpaths, ncap, ptext, ref, cand, &reader, &mr) != ADM_OK) {
+            adm_status ms;
+            memset(te, 0, sizeof *te);
+            if ((ms = adm_harness_measure(name, opname, cpaths, ncap, ptext, ref, cand, &reader, &mr)) != ADM_OK) {
                 char label[64], msg[1024];
                 snprintf(msg, sizeof msg, "%s", adm_error_message());
                 if (mr.field && !strcmp(mr.field, "captures")) snprintf(label, sizeof label, "captures[%d]", mr.capture);
                 else snprintf(label, sizeof label, "%s", mr.field ? mr.field : "");
-                free(ptext);
                 st = schema_error(file, text, (int)i, mr.field ? label : NULL, "entry '%s': %s", name, msg);
-                goto done;
+                /* a capture that cannot be read or measured (corrupt, a
+                 * crash inside libhdf5 or a plugin) fails its entry only */
+                if (mr.field && !strcmp(mr.field, "captures")) {
+                    te->error = adm_strdup(adm_error_message());
+                    te->error_status = ms;
+                    st = te->error ? ADM_OK : ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+                }
+                if (st != ADM_OK) {
+                    free(ptext);
+                    goto done;
+                }
             }
             te->name = adm_strdup(name);
             te->op = adm_strdup(opname);
@@ -366,6 +381,7 @@ adm_status adm_harness_table(const char *file, adm_table_progress_fn progress, v
                 free(te->name);
                 free(te->op);
                 free(te->candidate);
+                free(te->error);
                 free(ptext);
                 st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
                 goto done;

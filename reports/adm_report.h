@@ -21,6 +21,10 @@ typedef struct adm_report_row {
     adm_tier claim;
     int strict;
     int64_t mpfr_refined;
+    /* An entry that could not be measured (a corrupt capture, a crashed
+     * plugin): the status and message; NULL and ADM_OK for a verdict. */
+    char *error;
+    adm_status error_status;
 } adm_report_row;
 
 typedef struct adm_report adm_report;
@@ -34,6 +38,12 @@ adm_status adm_report_add(adm_report *r, const char *source, const char *op, con
  * most 16. Date (SOURCE_DATE_EPOCH when set, else now), commit (ADMIT_COMMIT,
  * else the build's git describe) and host are added by the writers. */
 adm_status adm_report_set_context(adm_report *r, const char *key, const char *value);
+/* A row for what could not be measured, with the reason; the run goes on
+ * with the next entry, and the reports say "error" for this one. */
+adm_status adm_report_add_error(adm_report *r, const char *source, const char *op, const char *candidate,
+                                adm_status status, const char *message, const adm_tier *claim);
+/* 1 when some row is an error: the command exits 2 after its reports. */
+int adm_report_any_error(const adm_report *r);
 int adm_report_count(const adm_report *r);
 const adm_report_row *adm_report_row_at(const adm_report *r, int i);
 /* Strict: a verdict stricter than its claim (promotable) also violates. */

@@ -39,6 +39,7 @@ void adm_report_free(adm_report *r)
         free(r->rows[i].source);
         free(r->rows[i].op);
         free(r->rows[i].candidate);
+        free(r->rows[i].error);
     }
     free(r->rows);
     free(r->title);
@@ -134,6 +135,30 @@ static void run_context(const adm_report *r, int *n, const char **keys, const ch
     *n = k;
 }
 
+adm_status adm_report_add_error(adm_report *r, const char *source, const char *op, const char *candidate,
+                                adm_status status, const char *message, const adm_tier *claim)
+{
+    adm_verdict none;
+    char *msg = adm_strdup(message && *message ? message : adm_strerror(status));
+    if (!msg) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    memset(&none, 0, sizeof none);
+    none.tier = ADM_TIER_HIGH;
+    if (adm_report_add(r, source, op ? op : "-", candidate ? candidate : "-", &none, 0, claim) != ADM_OK) {
+        free(msg);
+        return ADM_ERR_NOMEM;
+    }
+    r->rows[r->n - 1].error = msg;
+    r->rows[r->n - 1].error_status = status == ADM_OK ? ADM_ERR_INTERNAL : status;
+    return ADM_OK;
+}
+
+int adm_report_any_error(const adm_report *r)
+{
+    for (int i = 0; i < r->n; i++)
+        if (r->rows[i].error) return 1;
+    return 0;
+}
+
 int adm_report_count(const adm_report *r) { return r->n; }
 const adm_report_row *adm_report_row_at(const adm_report *r, int i) { return (i >= 0 && i < r->n) ? &r->rows[i] : NULL; }
 void adm_report_set_strict(adm_report *r, int strict) { r->strict = strict; }
@@ -146,7 +171,7 @@ void adm_report_set_labels(adm_report *r, const char *source, const char *claim)
 
 int adm_report_claim_violated(const adm_report_row *row)
 {
-    if (!row->has_claim) return 0;
+    if (!row->has_claim || row->error) return 0;
     return row->verdict.tier > row->claim || (row->strict && row->verdict.tier < row->claim);
 }
 
@@ -218,6 +243,15 @@ void adm_report_print(const adm_report *r, FILE *f)
         double D = fmax(v->rms_r, v->rms_round);
         int first = 1;
         char src[256], cand[256], note[256], lead[64];
+        if (row->error) {
+            char msg[2048];
+            adm_text_escape(src, sizeof src, base(row->source));
+            adm_text_escape(cand, sizeof cand, row->candidate);
+            adm_text_escape(msg, sizeof msg, row->error);
+            fprintf(f, "%-30.30s %-22.22s %-9s %-9s %8s %8s %8s %8s  not measured: %s\n", src, cand,
+                    row->has_claim ? adm_tier_name(row->claim) : "-", "error", "-", "-", "-", "-", msg);
+            continue;
+        }
         adm_text_escape(src, sizeof src, base(row->source));
         adm_text_escape(cand, sizeof cand, row->candidate);
         /* columns cut to their width at a character, never inside an escape
@@ -302,6 +336,20 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
         json_object_set_new(o, "source", jstr(row->source));
         json_object_set_new(o, "op", jstr(row->op));
         json_object_set_new(o, "candidate", jstr(row->candidate));
+        if (row->error) {
+            json_t *err = json_object();
+            json_object_set_new(o, "verdict", json_string("error"));
+            json_object_set_new(o, "claim", row->has_claim ? json_string(adm_tier_name(row->claim)) : json_null());
+            json_object_set_new(o, "claim_holds", json_null());
+            json_object_set_new(err, "status", json_string(adm_status_name(row->error_status)));
+            json_object_set_new(err, "message", jstr(row->error));
+            json_object_set_new(o, "error", err);
+            json_array_append_new(arr, o);
+            json_decref(nums);
+            json_decref(gates);
+            json_decref(orc);
+            continue;
+        }
         json_object_set_new(o, "verdict", json_string(adm_tier_name(v->tier)));
         json_object_set_new(o, "claim", row->has_claim ? json_string(adm_tier_name(row->claim)) : json_null());
         json_object_set_new(o, "claim_holds", json_boolean(!adm_report_claim_violated(row)));
@@ -421,11 +469,14 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
 {
     sbuf b = {0};
     char tmp[256];
-    int failures = 0;
-    for (int i = 0; i < r->n; i++) failures += adm_report_claim_violated(&r->rows[i]);
+    int failures = 0, errors = 0;
+    for (int i = 0; i < r->n; i++) {
+        failures += adm_report_claim_violated(&r->rows[i]);
+        errors += r->rows[i].error != NULL;
+    }
     puts_(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"");
     xml(&b, r->title);
-    snprintf(tmp, sizeof tmp, "\" tests=\"%d\" failures=\"%d\">\n", r->n, failures);
+    snprintf(tmp, sizeof tmp, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\">\n", r->n, failures, errors);
     puts_(&b, tmp);
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
@@ -435,6 +486,14 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
         puts_(&b, "\" name=\"");
         xml(&b, row->candidate);
         puts_(&b, "\">\n");
+        if (row->error) {
+            puts_(&b, "      <error type=\"");
+            xml(&b, adm_status_name(row->error_status));
+            puts_(&b, "\" message=\"");
+            xml(&b, row->error);
+            puts_(&b, "\"/>\n    </testcase>\n");
+            continue;
+        }
         snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx; oracle: %s</system-out>\n",
                  adm_tier_name(v->tier), v->rms_ratio, adm_report_max_ratio(v), v->ulp_ratio, oracle_basis(v));
         puts_(&b, tmp);
@@ -538,6 +597,18 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
         double D = fmax(v->rms_r, v->rms_round);
+        if (row->error) {
+            puts_(&b, "<tr class=\"error bad\"><td>");
+            xml(&b, row->source);
+            puts_(&b, "</td><td>");
+            xml(&b, row->candidate);
+            snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>error</td><td colspan=\"5\">not measured</td><td>",
+                     row->has_claim ? adm_tier_name(row->claim) : "-");
+            puts_(&b, tmp);
+            xml(&b, row->error);
+            puts_(&b, "</td></tr>\n");
+            continue;
+        }
         int any = 0;
         snprintf(tmp, sizeof tmp, "<tr class=\"%s%s\"><td><a href=\"#e%d\">", adm_tier_name(v->tier),
                  adm_report_claim_violated(row) ? " bad" : "", i + 1);
@@ -565,6 +636,7 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
+        if (row->error) continue; /* no verdict to detail: its row says why */
         snprintf(tmp, sizeof tmp, "<section id=\"e%d\"><h2>", i + 1);
         puts_(&b, tmp);
         xml(&b, base(row->source));

@@ -650,10 +650,14 @@ START_TEST(test_tensor_special)
 {
     adm_tensor t, v;
     int64_t huge[3] = {1 << 20, 1 << 20, 2}, neg[1] = {-1}, zero[2] = {0, 7}, n;
+    int64_t empty_huge[3] = {0, (int64_t)1 << 39, (int64_t)1 << 39};
     uint16_t store[8] = {0};
     int64_t s4[1] = {4}, st[1] = {3};
     /* overflowing and negative shapes */
     ck_assert_int_eq(adm_shape_numel(3, huge, &n), ADM_ERR_OVERFLOW);
+    /* empty, but its strides would overflow (a fuzzing finding) */
+    ck_assert_int_eq(adm_shape_numel(3, empty_huge, &n), ADM_ERR_OVERFLOW);
+    ck_assert_int_eq(adm_tensor_alloc(&t, ADM_BF16, 3, empty_huge), ADM_ERR_OVERFLOW);
     ck_assert_int_eq(adm_tensor_alloc(&t, ADM_BF16, 3, huge), ADM_ERR_OVERFLOW);
     ck_assert_int_eq(adm_tensor_alloc(&t, ADM_BF16, 1, neg), ADM_ERR_SHAPE);
     ck_assert_int_eq(adm_tensor_alloc(&t, ADM_BF16, ADM_MAX_DIMS + 1, zero), ADM_ERR_SHAPE);
