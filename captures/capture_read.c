@@ -57,6 +57,15 @@ static adm_status read_str_attr(hid_t loc, const char *where, const char *name, 
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' must be a single string", where, name);
         goto done;
     }
+    /* What the file stores for it, before H5Aread allocates from it: the
+     * string itself (fixed length) or a heap reference (variable length,
+     * 16 bytes; its length is in the global heap, which only the
+     * sandbox's memory limit bounds, issue 8 R6). */
+    if (H5Aget_storage_size(a) > ATTR_MAX_LEN) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' stores %llu bytes, more than %d", where, name,
+                      (unsigned long long)H5Aget_storage_size(a), ATTR_MAX_LEN);
+        goto done;
+    }
     mt = H5Tcopy(H5T_C_S1);
     if (H5Tis_variable_str(t) > 0) {
         char *v = NULL;
