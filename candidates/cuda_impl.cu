@@ -17,35 +17,9 @@ extern "C" {
 #include "adm_cuda.h"
 }
 #include "adm_cuda_check.h"
+#include "adm_cublaslt.cuh"
 
 namespace {
-
-struct dmem {
-    void *p = nullptr;
-    ~dmem() { if (p) cudaFree(p); }
-};
-
-#define ADM_LT_CHECK(call)                                                                   \
-    do {                                                                                     \
-        cublasStatus_t s_ = (call);                                                          \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                     \
-            return adm_error_set(ADM_ERR_CUDA, __FILE__, __LINE__, "%s: cuBLASLt status %d", \
-                                 #call, (int)s_);                                            \
-    } while (0)
-
-struct lt_state {
-    cublasLtHandle_t h = nullptr;
-    cublasLtMatmulDesc_t op = nullptr;
-    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-    ~lt_state()
-    {
-        if (a) cublasLtMatrixLayoutDestroy(a);
-        if (b) cublasLtMatrixLayoutDestroy(b);
-        if (c) cublasLtMatrixLayoutDestroy(c);
-        if (op) cublasLtMatmulDescDestroy(op);
-        if (h) cublasLtDestroy(h);
-    }
-};
 
 __global__ void bias_add(__nv_bfloat16 *y, const __nv_bfloat16 *b, int64_t M, int64_t N)
 {
@@ -76,8 +50,8 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
 {
     int count = 0;
     int64_t K = x->shape[x->ndim - 1], N = w->shape[0], M = K ? adm_tensor_numel(x) / K : 0, os[ADM_MAX_DIMS];
-    dmem dx, dw, db, dy, ws;
-    lt_state s;
+    adm_lt::dmem dx, dw, db, dy, ws;
+    adm_lt::state s;
     const size_t wsize = (size_t)32 << 20;
     const float one = 1.0f, zero = 0.0f;
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;

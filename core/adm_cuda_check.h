@@ -32,4 +32,14 @@
     } while (0)
 #endif
 
+/* cuBLASLt status, with the call that failed (expanded only where
+ * cublasLt.h is included). */
+#define ADM_LT_CHECK(call)                                                                   \
+    do {                                                                                     \
+        cublasStatus_t s_ = (call);                                                          \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                                     \
+            return adm_error_set(ADM_ERR_CUDA, __FILE__, __LINE__, "%s: cuBLASLt status %d", \
+                                 #call, (int)s_);                                            \
+    } while (0)
+
 #endif

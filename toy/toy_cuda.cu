@@ -16,37 +16,7 @@ extern "C" {
 #include "adm_toy.h"
 }
 #include "adm_cuda_check.h"
-
-namespace {
-
-struct dmem {
-    void *p = nullptr;
-    ~dmem() { if (p) cudaFree(p); }
-};
-
-#define TOY_LT_CHECK(call)                                                                   \
-    do {                                                                                     \
-        cublasStatus_t s_ = (call);                                                          \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                                     \
-            return adm_error_set(ADM_ERR_CUDA, __FILE__, __LINE__, "%s: cuBLASLt status %d", \
-                                 #call, (int)s_);                                            \
-    } while (0)
-
-struct lt_state {
-    cublasLtHandle_t h = nullptr;
-    cublasLtMatmulDesc_t op = nullptr;
-    cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-    ~lt_state()
-    {
-        if (a) cublasLtMatrixLayoutDestroy(a);
-        if (b) cublasLtMatrixLayoutDestroy(b);
-        if (c) cublasLtMatrixLayoutDestroy(c);
-        if (op) cublasLtMatmulDescDestroy(op);
-        if (h) cublasLtDestroy(h);
-    }
-};
-
-} // namespace
+#include "adm_cublaslt.cuh"
 
 extern "C" adm_status adm_toy_cuda_select(int device)
 {
@@ -61,8 +31,8 @@ extern "C" adm_status adm_toy_cuda_select(int device)
 extern "C" adm_status adm_toy_cuda_gemm_bf16(const uint16_t *x, const uint16_t *w, int64_t M, int64_t K, int64_t N,
                                              uint16_t *y)
 {
-    dmem dx, dw, dy, ws;
-    lt_state s;
+    adm_lt::dmem dx, dw, dy, ws;
+    adm_lt::state s;
     const size_t wsize = (size_t)32 << 20;
     const float one = 1.0f, zero = 0.0f;
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -73,15 +43,15 @@ extern "C" adm_status adm_toy_cuda_gemm_bf16(const uint16_t *x, const uint16_t *
     ADM_CUDA_CHECK(cudaMalloc(&ws.p, wsize));
     ADM_CUDA_CHECK(cudaMemcpy(dx.p, x, 2 * (size_t)(M * K), cudaMemcpyHostToDevice));
     ADM_CUDA_CHECK(cudaMemcpy(dw.p, w, 2 * (size_t)(N * K), cudaMemcpyHostToDevice));
-    TOY_LT_CHECK(cublasLtCreate(&s.h));
-    TOY_LT_CHECK(cublasLtMatmulDescCreate(&s.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    TOY_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    TOY_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    ADM_LT_CHECK(cublasLtCreate(&s.h));
+    ADM_LT_CHECK(cublasLtMatmulDescCreate(&s.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
     /* row-major y[M,N] = x[M,K] w[N,K]^T is column-major y^T[N,M] = w x^T */
-    TOY_LT_CHECK(cublasLtMatrixLayoutCreate(&s.a, CUDA_R_16BF, (uint64_t)K, (uint64_t)N, K));
-    TOY_LT_CHECK(cublasLtMatrixLayoutCreate(&s.b, CUDA_R_16BF, (uint64_t)K, (uint64_t)M, K));
-    TOY_LT_CHECK(cublasLtMatrixLayoutCreate(&s.c, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N));
-    TOY_LT_CHECK(cublasLtMatmul(s.h, s.op, &one, dw.p, s.a, dx.p, s.b, &zero, dy.p, s.c, dy.p, s.c, nullptr, ws.p, wsize,
+    ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.a, CUDA_R_16BF, (uint64_t)K, (uint64_t)N, K));
+    ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.b, CUDA_R_16BF, (uint64_t)K, (uint64_t)M, K));
+    ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.c, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N));
+    ADM_LT_CHECK(cublasLtMatmul(s.h, s.op, &one, dw.p, s.a, dx.p, s.b, &zero, dy.p, s.c, dy.p, s.c, nullptr, ws.p, wsize,
                                 0));
     ADM_CUDA_CHECK_LAUNCH();
     ADM_CUDA_CHECK(cudaMemcpy(y, dy.p, 2 * (size_t)(M * N), cudaMemcpyDeviceToHost));
@@ -163,7 +133,7 @@ extern "C" adm_status adm_toy_nccl_init(const unsigned char id[ADM_TOY_NCCL_ID_B
 
 extern "C" adm_status adm_toy_nccl_allreduce_bf16(void *comm, uint16_t *buf, int64_t n)
 {
-    dmem d;
+    adm_lt::dmem d;
     ADM_TRY(nccl_load());
     ADM_CUDA_CHECK(cudaMalloc(&d.p, 2 * (size_t)n));
     ADM_CUDA_CHECK(cudaMemcpy(d.p, buf, 2 * (size_t)n, cudaMemcpyHostToDevice));
