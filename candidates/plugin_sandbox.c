@@ -16,6 +16,7 @@
  * turn the sandbox off for CUDA plugins in a process that uses the GPU. */
 #define _GNU_SOURCE /* MAP_ANONYMOUS, sigaction's SA_SIGINFO fields */
 #include "adm_candidates.h"
+#include "adm_child.h"
 #include "plugin.h"
 #include "plugin_sandbox.h"
 
@@ -34,17 +35,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
-#define ADM_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
-#define ADM_SANITIZED 1
-#endif
-#endif
-#ifdef ADM_SANITIZED
-#include <sanitizer/common_interface_defs.h>
-#endif
-
 #define CANARY 0xA5
 #define ERR_LEN 256
 
@@ -53,29 +43,7 @@ typedef struct ctl {
     char err[ERR_LEN];
 } ctl;
 
-static int64_t env_num(const char *name, int64_t dflt)
-{
-    const char *e = getenv(name);
-    char *end;
-    long long v;
-    if (!e || !*e) return dflt;
-    errno = 0;
-    v = strtoll(e, &end, 10);
-    if (errno || v < 0 || end == e) return dflt;
-    switch (*end) {
-    case 'K': case 'k': v = v > (LLONG_MAX >> 10) ? LLONG_MAX : v << 10; end++; break;
-    case 'M': case 'm': v = v > (LLONG_MAX >> 20) ? LLONG_MAX : v << 20; end++; break;
-    case 'G': case 'g': v = v > (LLONG_MAX >> 30) ? LLONG_MAX : v << 30; end++; break;
-    default: break;
-    }
-    return *end == '\0' ? (int64_t)v : dflt;
-}
-
-int adm_plugin_sandbox_enabled(void)
-{
-    const char *e = getenv("ADM_PLUGIN_SANDBOX");
-    return !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no")));
-}
+int adm_plugin_sandbox_enabled(void) { return adm_child_env_on("ADM_PLUGIN_SANDBOX"); }
 
 /* In the child: where a fault hit, for the parent's message. */
 static ctl *child_ctl;
@@ -89,17 +57,6 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     if (child_ctl) child_ctl->fault = (a >= guard_lo && a < guard_hi) ? 1 : (a >= lead_lo && a < lead_hi) ? 3 : 2;
     signal(sig, SIG_DFL);
     raise(sig);
-}
-
-static int64_t mapped_bytes(void)
-{
-    long long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf(f, "%lld", &pages) != 1) pages = 0;
-        fclose(f);
-    }
-    return (int64_t)pages * sysconf(_SC_PAGESIZE);
 }
 
 static const char *sig_name(int s)
@@ -126,10 +83,10 @@ adm_status adm_plugin_run_sandboxed(const adm_plugin_kernel *k, const char *knam
     ctl *c;
     int pfd[2], wstatus = 0, timed_out = 0;
     pid_t pid;
-    int64_t cpu = env_num("ADM_PLUGIN_CPU", 300), wall = env_num("ADM_PLUGIN_TIMEOUT", 3 * cpu);
+    int64_t cpu = adm_child_env_limit("ADM_PLUGIN_CPU", 300), wall = adm_child_env_limit("ADM_PLUGIN_TIMEOUT", 3 * cpu);
     long pages = sysconf(_SC_PHYS_PAGES);
     int64_t phys = pages > 0 ? (int64_t)pages * page : (int64_t)1 << 36;
-    int64_t mem = env_num("ADM_PLUGIN_MEMORY", (int64_t)8 << 30);
+    int64_t mem = adm_child_env_limit("ADM_PLUGIN_MEMORY", (int64_t)8 << 30);
     struct timespec deadline;
     if (mem > phys) mem = phys;
     if (span == 0) span = (size_t)page;
@@ -152,19 +109,13 @@ adm_status adm_plugin_run_sandboxed(const adm_plugin_kernel *k, const char *knam
         munmap(map, total);
         return ADM_FAIL(ADM_ERR_IO, "plugin kernel '%s': cannot make a pipe: %s", kname, strerror(errno));
     }
-    fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
-    fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
-    fflush(NULL);
-    pid = fork();
+    pid = adm_child_fork(pfd);
     if (pid < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
         munmap(map, total);
         return ADM_FAIL(ADM_ERR_IO, "plugin kernel '%s': cannot start its process: %s", kname, strerror(errno));
     }
     if (pid == 0) {
         struct sigaction sa;
-        struct rlimit r;
         adm_plugin_tensor o = *out;
         int devnull;
         close(pfd[0]);
@@ -185,16 +136,11 @@ adm_status adm_plugin_run_sandboxed(const adm_plugin_kernel *k, const char *knam
         sa.sa_flags = SA_SIGINFO;
         sigaction(SIGSEGV, &sa, NULL);
         sigaction(SIGBUS, &sa, NULL);
-        r.rlim_cur = r.rlim_max = 0;
-        setrlimit(RLIMIT_CORE, &r);
-        if (cpu > 0) {
-            r.rlim_cur = (rlim_t)cpu;
-            r.rlim_max = (rlim_t)cpu + 1;
-            setrlimit(RLIMIT_CPU, &r);
-        }
+        adm_child_set_limit(RLIMIT_CORE, 0, 0);
+        if (cpu > 0) adm_child_set_limit(RLIMIT_CPU, (rlim_t)cpu, (rlim_t)cpu + 1);
         if (mem > 0) {
-            r.rlim_cur = r.rlim_max = (rlim_t)(mapped_bytes() + mem);
-            setrlimit(RLIMIT_AS, &r);
+            rlim_t as = (rlim_t)(adm_child_mapped_bytes() + mem);
+            adm_child_set_limit(RLIMIT_AS, as, as);
         }
         o.data = data;
         c->rc = k->run(params, in, n, &o, c->err, sizeof c->err);
@@ -218,8 +164,7 @@ adm_status adm_plugin_run_sandboxed(const adm_plugin_kernel *k, const char *knam
         if (p.revents && read(pfd[0], &b, 1) <= 0) break;
     }
     close(pfd[0]);
-    kill(pid, SIGKILL);
-    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
+    adm_child_reap(pid, &wstatus);
     {
         adm_status st = ADM_OK;
         if (timed_out && !c->done)

@@ -49,6 +49,7 @@ struct adm_capture {
 
 /* captures/capture_model.c, shared with the reader */
 adm_capture *adm_cap_new(void);
+adm_status adm_cap_list_append(adm_entry_list *l, char *name, adm_tensor *t);
 adm_status adm_cap_list_push(adm_entry_list *l, const char *name, adm_tensor *t);
 adm_status adm_cap_check_name(const char *name);
 /* The sandbox (sandbox.c): inside a reader child, adm_capture_crumb_ is a

@@ -18,12 +18,10 @@ static void list_free(adm_entry_list *l)
     memset(l, 0, sizeof *l);
 }
 
-/* Takes ownership of *t on success. */
-adm_status adm_cap_list_push(adm_entry_list *l, const char *name, adm_tensor *t)
+/* Takes ownership of name and *t on success (then *t is zeroed); leaves
+ * both to the caller on failure. No check for a repeated name. */
+adm_status adm_cap_list_append(adm_entry_list *l, char *name, adm_tensor *t)
 {
-    for (int i = 0; i < l->n; i++)
-        if (strcmp(l->v[i].name, name) == 0)
-            return ADM_FAIL(ADM_ERR_INVALID, "a tensor named '%s' is already there", name);
     if (l->n == l->cap) {
         int cap = l->cap ? 2 * l->cap : 4;
         adm_entry *v = realloc(l->v, sizeof *v * (size_t)cap);
@@ -31,12 +29,24 @@ adm_status adm_cap_list_push(adm_entry_list *l, const char *name, adm_tensor *t)
         l->v = v;
         l->cap = cap;
     }
-    l->v[l->n].name = adm_strdup(name);
-    if (!l->v[l->n].name) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    l->v[l->n].name = name;
     l->v[l->n].t = *t;
     memset(t, 0, sizeof *t);
     l->n++;
     return ADM_OK;
+}
+
+/* Takes ownership of *t on success. */
+adm_status adm_cap_list_push(adm_entry_list *l, const char *name, adm_tensor *t)
+{
+    char *own;
+    adm_status st;
+    for (int i = 0; i < l->n; i++)
+        if (strcmp(l->v[i].name, name) == 0)
+            return ADM_FAIL(ADM_ERR_INVALID, "a tensor named '%s' is already there", name);
+    if (!(own = adm_strdup(name))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    if ((st = adm_cap_list_append(l, own, t)) != ADM_OK) free(own);
+    return st;
 }
 
 adm_status adm_cap_check_name(const char *name) { return adm_name_check("tensor name", name); }

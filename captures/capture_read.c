@@ -33,26 +33,45 @@ void adm_cap_h5_close(hid_t id)
     }
 }
 
-/* Reads a scalar string attribute of loc (variable or fixed length).
- * *out is NULL (and ADM_OK) when absent and not required. */
-static adm_status read_str_attr(hid_t loc, const char *where, const char *name, int required, char **out)
+static void close_attr(hid_t a, hid_t t, hid_t s)
 {
-    hid_t a = -1, t = -1, s = -1, mt = -1;
-    adm_status st = ADM_OK;
+    adm_cap_h5_close(s);
+    adm_cap_h5_close(t);
+    adm_cap_h5_close(a);
+}
+
+/* Opens attribute name of loc with its type and space. *a is -1 (and
+ * ADM_OK) when it is absent and not required; on failure nothing is left
+ * open. */
+static adm_status open_attr(hid_t loc, const char *where, const char *name, int required, hid_t *a, hid_t *t,
+                            hid_t *s)
+{
     htri_t ex;
+    *a = *t = *s = -1;
     ADM_CAPTURE_TRACE("attribute '%s' of %s", name, where);
     ex = H5Aexists(loc, name);
-    *out = NULL;
     if (ex < 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot look up attribute '%s'", where, name);
     if (ex == 0) {
         if (required) return ADM_FAIL(ADM_ERR_FORMAT, "%s: missing attribute '%s'", where, name);
         return ADM_OK;
     }
-    if ((a = H5Aopen(loc, name, H5P_DEFAULT)) < 0 || (t = H5Aget_type(a)) < 0 ||
-        (s = H5Aget_space(a)) < 0) {
-        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' cannot be read", where, name);
-        goto done;
+    if ((*a = H5Aopen(loc, name, H5P_DEFAULT)) < 0 || (*t = H5Aget_type(*a)) < 0 ||
+        (*s = H5Aget_space(*a)) < 0) {
+        close_attr(*a, *t, *s);
+        *a = *t = *s = -1;
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' cannot be read", where, name);
     }
+    return ADM_OK;
+}
+
+/* Reads a scalar string attribute of loc (variable or fixed length).
+ * *out is NULL (and ADM_OK) when absent and not required. */
+static adm_status read_str_attr(hid_t loc, const char *where, const char *name, int required, char **out)
+{
+    hid_t a, t, s, mt = -1;
+    adm_status st;
+    *out = NULL;
+    if ((st = open_attr(loc, where, name, required, &a, &t, &s)) != ADM_OK || a < 0) return st;
     if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(s) != 1) {
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' must be a single string", where, name);
         goto done;
@@ -100,31 +119,17 @@ static adm_status read_str_attr(hid_t loc, const char *where, const char *name, 
     }
 done:
     adm_cap_h5_close(mt);
-    adm_cap_h5_close(s);
-    adm_cap_h5_close(t);
-    adm_cap_h5_close(a);
+    close_attr(a, t, s);
     return st;
 }
 
 static adm_status read_int_attr(hid_t loc, const char *where, const char *name, int required,
                                 int *present, int64_t *out)
 {
-    hid_t a = -1, t = -1, s = -1;
-    adm_status st = ADM_OK;
-    htri_t ex;
-    ADM_CAPTURE_TRACE("attribute '%s' of %s", name, where);
-    ex = H5Aexists(loc, name);
+    hid_t a, t, s;
+    adm_status st;
     *present = 0;
-    if (ex < 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot look up attribute '%s'", where, name);
-    if (ex == 0) {
-        if (required) return ADM_FAIL(ADM_ERR_FORMAT, "%s: missing attribute '%s'", where, name);
-        return ADM_OK;
-    }
-    if ((a = H5Aopen(loc, name, H5P_DEFAULT)) < 0 || (t = H5Aget_type(a)) < 0 ||
-        (s = H5Aget_space(a)) < 0) {
-        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' cannot be read", where, name);
-        goto done;
-    }
+    if ((st = open_attr(loc, where, name, required, &a, &t, &s)) != ADM_OK || a < 0) return st;
     if (H5Tget_class(t) != H5T_INTEGER || H5Sget_simple_extent_npoints(s) != 1) {
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' must be a single integer", where, name);
         goto done;
@@ -135,9 +140,7 @@ static adm_status read_int_attr(hid_t loc, const char *where, const char *name, 
     }
     *present = 1;
 done:
-    adm_cap_h5_close(s);
-    adm_cap_h5_close(t);
-    adm_cap_h5_close(a);
+    close_attr(a, t, s);
     return st;
 }
 

@@ -33,6 +33,7 @@
 /* MAP_ANONYMOUS and F_SETPIPE_SZ are outside POSIX. */
 #define _GNU_SOURCE
 #include "capture_internal.h"
+#include "adm_child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,17 +50,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
-#define ADM_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
-#define ADM_SANITIZED 1
-#endif
-#endif
-#ifdef ADM_SANITIZED
-#include <sanitizer/common_interface_defs.h>
-#endif
 
 #define WIRE_MAGIC 0x534d4441u /* "ADMS" */
 #define STR_MAX ((1u << 20) + 1)
@@ -97,29 +87,7 @@ void adm_capture_trace(const char *fmt, ...)
 
 /* ---------------------------------------------------------------- limits */
 
-static int64_t env_bytes(const char *name, int64_t dflt)
-{
-    const char *e = getenv(name);
-    char *end;
-    long long v;
-    if (!e || !*e) return dflt;
-    errno = 0;
-    v = strtoll(e, &end, 10);
-    if (errno || v < 0 || end == e) return dflt;
-    switch (*end) {
-    case 'K': case 'k': v = v > (LLONG_MAX >> 10) ? LLONG_MAX : v << 10; end++; break;
-    case 'M': case 'm': v = v > (LLONG_MAX >> 20) ? LLONG_MAX : v << 20; end++; break;
-    case 'G': case 'g': v = v > (LLONG_MAX >> 30) ? LLONG_MAX : v << 30; end++; break;
-    default: break;
-    }
-    return *end == '\0' ? (int64_t)v : dflt;
-}
-
-int adm_sandbox_enabled(void)
-{
-    const char *e = getenv("ADM_SANDBOX");
-    return !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no")));
-}
+int adm_sandbox_enabled(void) { return adm_child_env_on("ADM_SANDBOX"); }
 
 void adm_sandbox_limits_for(const char *path, adm_sandbox_limits *lim)
 {
@@ -133,12 +101,12 @@ void adm_sandbox_limits_for(const char *path, adm_sandbox_limits *lim)
      * DiT compress about 1.3:1), at most the machine's memory. */
     mem = ((int64_t)1 << 30) + (size > (phys >> 4) ? phys : 16 * size);
     if (mem > phys) mem = phys;
-    lim->memory_bytes = env_bytes("ADM_SANDBOX_MEMORY", mem);
+    lim->memory_bytes = adm_child_env_limit("ADM_SANDBOX_MEMORY", mem);
     /* CPU time: 5 s plus a second per 16 MiB of file (inflating gzip runs
      * at some 300 MB/s; a small capture reads in 50 ms); the wall clock
      * three times that, for a loaded machine. */
-    lim->cpu_seconds = (int)env_bytes("ADM_SANDBOX_CPU", 5 + (size >> 24));
-    lim->wall_seconds = (int)env_bytes("ADM_SANDBOX_TIMEOUT", 3 * lim->cpu_seconds);
+    lim->cpu_seconds = (int)adm_child_env_limit("ADM_SANDBOX_CPU", 5 + (size >> 24));
+    lim->wall_seconds = (int)adm_child_env_limit("ADM_SANDBOX_TIMEOUT", 3 * lim->cpu_seconds);
 }
 
 /* ---------------------------------------------------------------- the child's side */
@@ -299,27 +267,6 @@ int adm_sandbox_encode(int fd, const adm_capture *c)
     return write_all(fd, &end, 1) || flush_out(fd);
 }
 
-static void set_limit(int resource, rlim_t soft, rlim_t hard)
-{
-    struct rlimit r;
-    r.rlim_cur = soft;
-    r.rlim_max = hard;
-    (void)setrlimit(resource, &r);
-}
-
-/* The address space already mapped (the parent's heap, OpenMP stacks, a
- * CUDA context, a sanitizer's shadow), to which the budget is added. */
-static int64_t mapped_bytes(void)
-{
-    long long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f) {
-        if (fscanf(f, "%lld", &pages) != 1) pages = 0;
-        fclose(f);
-    }
-    return (int64_t)pages * sysconf(_SC_PAGESIZE);
-}
-
 static void child_main(int fd, int memfd, const char *path, const adm_sandbox_limits *lim) __attribute__((noreturn));
 static void child_main(int fd, int memfd, const char *path, const adm_sandbox_limits *lim)
 {
@@ -345,8 +292,8 @@ static void child_main(int fd, int memfd, const char *path, const adm_sandbox_li
 #endif
         close(devnull);
     }
-    set_limit(RLIMIT_CORE, 0, 0);
-    if (lim->cpu_seconds > 0) set_limit(RLIMIT_CPU, (rlim_t)lim->cpu_seconds, (rlim_t)lim->cpu_seconds + 1);
+    adm_child_set_limit(RLIMIT_CORE, 0, 0);
+    if (lim->cpu_seconds > 0) adm_child_set_limit(RLIMIT_CPU, (rlim_t)lim->cpu_seconds, (rlim_t)lim->cpu_seconds + 1);
     /* The tensors' storage: address space reserved in the memory file,
      * grown as read_dataset allocates; RLIMIT_FSIZE bounds it. Without
      * the reservation the tensors are copied into the file at the end. */
@@ -357,9 +304,9 @@ static void child_main(int fd, int memfd, const char *path, const adm_sandbox_li
     if (arena_base == MAP_FAILED) arena_base = NULL;
     else adm_capture_tensor_alloc_ = arena_alloc;
     if (lim->memory_bytes > 0) {
-        int64_t cap = mapped_bytes() + lim->memory_bytes;
-        set_limit(RLIMIT_AS, (rlim_t)cap, (rlim_t)cap);
-        set_limit(RLIMIT_FSIZE, (rlim_t)lim->memory_bytes, (rlim_t)lim->memory_bytes);
+        int64_t cap = adm_child_mapped_bytes() + lim->memory_bytes;
+        adm_child_set_limit(RLIMIT_AS, (rlim_t)cap, (rlim_t)cap);
+        adm_child_set_limit(RLIMIT_FSIZE, (rlim_t)lim->memory_bytes, (rlim_t)lim->memory_bytes);
         signal(SIGXFSZ, SIG_IGN); /* the write fails instead */
     }
     crumb_path = path;
@@ -550,22 +497,12 @@ static adm_status name_ok(const char *name)
     return ADM_OK;
 }
 
+/* Takes ownership of name and *t on success. */
 static adm_status push(adm_entry_list *l, char *name, adm_tensor *t)
 {
     for (int i = 0; i < l->n; i++)
         if (!strcmp(l->v[i].name, name)) return ADM_FAIL(ADM_ERR_FORMAT, "the reader process sent '%s' twice", name);
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 4;
-        adm_entry *v = realloc(l->v, sizeof *v * (size_t)cap);
-        if (!v) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n].name = name;
-    l->v[l->n].t = *t;
-    memset(t, 0, sizeof *t);
-    l->n++;
-    return ADM_OK;
+    return adm_cap_list_append(l, name, t);
 }
 
 static adm_status set_once(int *has, adm_tensor *dst, adm_tensor *t, const char *what)
@@ -858,13 +795,8 @@ adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits
         return ADM_FAIL(ADM_ERR_IO, "%s: cannot make a pipe and a memory file for the reader process: %s", path,
                         strerror(errno));
     }
-    fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
-    fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
-    fflush(NULL);
-    pid = fork();
+    pid = adm_child_fork(pfd);
     if (pid < 0) {
-        close(pfd[0]);
-        close(pfd[1]);
         close(memfd);
         munmap(page, CRUMB_LEN);
         return ADM_FAIL(ADM_ERR_IO, "%s: cannot start the reader process: %s", path, strerror(errno));
@@ -888,8 +820,7 @@ adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits
      * were in the memory file before the answer's last byte): it is
      * stopped and reaped before the parent looks at the memory file, so
      * that nothing can change the bytes once they are checked. */
-    kill(pid, SIGKILL);
-    while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
+    adm_child_reap(pid, &wstatus);
     close(pfd[0]);
     if (st == ADM_OK && (st = attach_arena(&s, memfd, *out, path)) != ADM_OK) {
         adm_capture_free(*out);

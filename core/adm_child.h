@@ -1,0 +1,47 @@
+/* Internal: the pieces the two sandboxes (captures/sandbox.c, the capture
+ * reader; candidates/plugin_sandbox.c, plugin kernels) share for running
+ * work in a forked child under limits. Not part of the public API. */
+#ifndef ADM_CHILD_H
+#define ADM_CHILD_H
+
+/* Sanitizer builds: a child's fault is its parent's to report, so the
+ * child turns the sanitizer's death callback and report off. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+#define ADM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(undefined_behavior_sanitizer)
+#define ADM_SANITIZED 1
+#endif
+#endif
+#ifdef ADM_SANITIZED
+#include <sanitizer/common_interface_defs.h>
+#endif
+
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+/* A limit from the environment: a non-negative integer with an optional
+ * K/M/G suffix (powers of 1024, saturating at LLONG_MAX); dflt when the
+ * variable is unset, empty or anything else. */
+int64_t adm_child_env_limit(const char *name, int64_t dflt);
+
+/* 0 when the variable is "0", "off" or "no"; 1 otherwise (unset included). */
+int adm_child_env_on(const char *name);
+
+/* The calling process's mapped address space in bytes (/proc/self/statm;
+ * 0 where unreadable): what RLIMIT_AS budgets are added to. */
+int64_t adm_child_mapped_bytes(void);
+
+/* setrlimit, its failure ignored (a child does what it can). */
+void adm_child_set_limit(int resource, rlim_t soft, rlim_t hard);
+
+/* Marks both ends of pfd close-on-exec, flushes stdio (so that the child
+ * does not write the parent's buffered output again) and forks. On
+ * failure: -1 with errno from fork, both ends of pfd closed. */
+pid_t adm_child_fork(int pfd[2]);
+
+/* Kills the child (SIGKILL) and reaps it; *wstatus is its wait status. */
+void adm_child_reap(pid_t pid, int *wstatus);
+
+#endif

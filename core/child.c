@@ -1,0 +1,80 @@
+/* Shared by the forked sandboxes: limits from the environment, rlimits in
+ * the child, and reaping it (core/adm_child.h). */
+#include "adm_child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int64_t adm_child_env_limit(const char *name, int64_t dflt)
+{
+    const char *e = getenv(name);
+    char *end;
+    long long v;
+    if (!e || !*e) return dflt;
+    errno = 0;
+    v = strtoll(e, &end, 10);
+    if (errno || v < 0 || end == e) return dflt;
+    switch (*end) {
+    case 'K': case 'k': v = v > (LLONG_MAX >> 10) ? LLONG_MAX : v << 10; end++; break;
+    case 'M': case 'm': v = v > (LLONG_MAX >> 20) ? LLONG_MAX : v << 20; end++; break;
+    case 'G': case 'g': v = v > (LLONG_MAX >> 30) ? LLONG_MAX : v << 30; end++; break;
+    default: break;
+    }
+    return *end == '\0' ? (int64_t)v : dflt;
+}
+
+int adm_child_env_on(const char *name)
+{
+    const char *e = getenv(name);
+    return !(e && (!strcmp(e, "0") || !strcmp(e, "off") || !strcmp(e, "no")));
+}
+
+/* The address space already mapped (the parent's heap, OpenMP stacks, a
+ * CUDA context, a sanitizer's shadow), to which a budget is added. */
+int64_t adm_child_mapped_bytes(void)
+{
+    long long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%lld", &pages) != 1) pages = 0;
+        fclose(f);
+    }
+    return (int64_t)pages * sysconf(_SC_PAGESIZE);
+}
+
+void adm_child_set_limit(int resource, rlim_t soft, rlim_t hard)
+{
+    struct rlimit r;
+    r.rlim_cur = soft;
+    r.rlim_max = hard;
+    (void)setrlimit(resource, &r);
+}
+
+pid_t adm_child_fork(int pfd[2])
+{
+    pid_t pid;
+    fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+    fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(pfd[0]);
+        close(pfd[1]);
+        errno = e;
+    }
+    return pid;
+}
+
+void adm_child_reap(pid_t pid, int *wstatus)
+{
+    kill(pid, SIGKILL);
+    while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR) {}
+}
