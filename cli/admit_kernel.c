@@ -54,18 +54,16 @@ int adm_cli_usage_error(const char *fmt, ...)
     return ADM_EXIT_INPUT;
 }
 
-int adm_cli_getopt(int argc, char **argv, const char *cmd, const struct option *lo, const char **arg, int *first)
+int adm_cli_getopt_short(int argc, char **argv, const char *cmd, const char *shortopts, const struct option *lo,
+                         const char **arg, int *first)
 {
     /* getopt_long wants a program name first: the subcommand's slot */
     char **av = argv - 1;
+    char so[64];
     int ch;
-    static int started;
-    if (!started) {
-        optind = 1;
-        opterr = 0;
-        started = 1;
-    }
-    ch = getopt_long(argc + 1, av, ":h", lo, NULL);
+    /* ':' first: a missing value returns ':' rather than '?' */
+    snprintf(so, sizeof so, ":%s", shortopts);
+    ch = getopt_long(argc + 1, av, so, lo, NULL);
     *arg = optarg;
     *first = optind - 1;
     if (ch == ':') {
@@ -73,10 +71,20 @@ int adm_cli_getopt(int argc, char **argv, const char *cmd, const struct option *
         return -2;
     }
     if (ch == '?') {
-        adm_cli_usage_error("%s: unknown option '%s'", cmd, av[optind - 1]);
+        /* an unknown short option (optopt) may sit inside a cluster, where
+         * av[optind - 1] is not the argument that holds it */
+        if (optopt > 0 && optopt < 128 && strncmp(av[optind - 1], "--", 2) != 0)
+            adm_cli_usage_error("%s: unknown option '-%c'", cmd, optopt);
+        else /* the option's name, without "=VALUE" */
+            adm_cli_usage_error("%s: unknown option '%.*s'", cmd, (int)strcspn(av[optind - 1], "="), av[optind - 1]);
         return -2;
     }
     return ch;
+}
+
+int adm_cli_getopt(int argc, char **argv, const char *cmd, const struct option *lo, const char **arg, int *first)
+{
+    return adm_cli_getopt_short(argc, argv, cmd, "h", lo, arg, first);
 }
 
 int adm_cli_set_mpfr_budget(const char *v)
@@ -212,6 +220,11 @@ int main(int argc, char **argv)
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? ADM_EXIT_INPUT : ADM_EXIT_OK;
     }
+    /* Each call parses its argv from the start: optind 0 makes glibc's
+     * getopt reinitialize (a cluster half read by an earlier call, in a
+     * process that calls main more than once, as the fuzz targets do). */
+    optind = 0;
+    opterr = 0;
     if (strcmp(argv[1], "capture") == 0) return adm_cmd_capture(argc - 2, argv + 2);
     if (strcmp(argv[1], "oracle") == 0) return adm_cmd_oracle(argc - 2, argv + 2);
     if (strcmp(argv[1], "replay") == 0) return adm_cmd_replay(argc - 2, argv + 2);

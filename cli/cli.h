@@ -31,6 +31,10 @@ struct option;
  * does, -1 at the end (operands then start at *first), or -2 after
  * printing a usage error (unknown option, a missing value: exit 2). */
 int adm_cli_getopt(int argc, char **argv, const char *cmd, const struct option *lo, const char **arg, int *first);
+/* The same with the short options shortopts (getopt's syntax, "ho:" for
+ * -h and -o VALUE) in place of -h alone. */
+int adm_cli_getopt_short(int argc, char **argv, const char *cmd, const char *shortopts, const struct option *lo,
+                         const char **arg, int *first);
 int adm_cli_set_mpfr_budget(const char *v);
 /* Strict number parsing: the whole string, in range. */
 int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);

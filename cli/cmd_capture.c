@@ -4,6 +4,7 @@
 #include "adm_candidates.h"
 #include "adm_harness.h"
 
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,18 +35,6 @@ static const char capture_usage[] =
     "  --nvfp4-grid            put x (and w) on the NVFP4 grid (e2m1 x e4m3 per 16)\n"
     "other ops: x [tokens, channels] (groupnorm: [1, tokens, channels] channels_last), and\n"
     "the op's other inputs synthesized by role (gates, weights, k and v, modulation)\n";
-
-/* Matches "--name VALUE" or "--name=VALUE"; advances *i past the value. */
-static int opt(int argc, char **argv, int *i, const char *name, const char **value)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0) return 0;
-    if (argv[*i][n] == '=') { *value = argv[*i] + n + 1; return 1; }
-    if (argv[*i][n] != '\0') return 0;
-    if (*i + 1 >= argc) { *value = NULL; return 1; }
-    *value = argv[++*i];
-    return 1;
-}
 
 /* Inputs besides the first, by role, from the seed: gates and modulation
  * vectors small, weights near 1, second activations of the same kind. */
@@ -185,40 +174,64 @@ static int synth(int argc, char **argv)
     memset(&x, 0, sizeof x);
     memset(&w, 0, sizeof w);
     memset(&bias, 0, sizeof bias);
-    for (int i = 0; i < argc; i++) {
-        v = NULL;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { fputs(capture_usage, stdout); return ADM_EXIT_OK; }
-        if (!strcmp(argv[i], "--with-outputs")) { with_outputs = 1; continue; }
-        if (!strcmp(argv[i], "--nvfp4-grid")) { nvfp4 = 1; continue; }
-        /* every other synth option takes a value */
-        if (argv[i][0] == '-' && !strchr(argv[i], '=') && i + 1 >= argc)
-            return adm_cli_usage_error("capture synth: option '%s' needs a value", argv[i]);
-        if (opt(argc, argv, &i, "-o", &v) || opt(argc, argv, &i, "--output", &v)) out = v;
-        else if (opt(argc, argv, &i, "--op", &v)) op_name = v;
-        else if (opt(argc, argv, &i, "--params", &v)) params = v;
-        else if (opt(argc, argv, &i, "--dtype", &v)) dtype = v;
-        else if (opt(argc, argv, &i, "--model", &v)) model = v;
-        else if (opt(argc, argv, &i, "--layer", &v)) layer = v;
-        else if (opt(argc, argv, &i, "--seed", &v)) {
-            if (!adm_cli_parse_i64(v, 0, INT64_MAX, &seed)) return adm_cli_usage_error("--seed: expected an integer >= 0, got '%s'", v ? v : "");
-        } else if (opt(argc, argv, &i, "--tokens", &v)) {
-            if (!adm_cli_parse_i64(v, 1, (int64_t)1 << 24, &tokens)) return adm_cli_usage_error("--tokens: expected 1 to 2^24, got '%s'", v ? v : "");
-        } else if (opt(argc, argv, &i, "--channels", &v)) {
-            if (!adm_cli_parse_i64(v, 1, (int64_t)1 << 20, &channels)) return adm_cli_usage_error("--channels: expected 1 to 2^20, got '%s'", v ? v : "");
-        } else if (opt(argc, argv, &i, "--out-features", &v)) {
-            if (!adm_cli_parse_i64(v, 1, (int64_t)1 << 20, &out_features)) return adm_cli_usage_error("--out-features: expected 1 to 2^20, got '%s'", v ? v : "");
-        } else if (opt(argc, argv, &i, "--step", &v)) {
-            if (!adm_cli_parse_i64(v, 0, INT64_MAX, &step)) return adm_cli_usage_error("--step: expected an integer >= 0, got '%s'", v ? v : "");
-        } else if (opt(argc, argv, &i, "--gzip", &v)) {
-            if (!adm_cli_parse_i64(v, 0, 9, &gzip)) return adm_cli_usage_error("--gzip: expected 0 to 9, got '%s'", v ? v : "");
-        } else if (opt(argc, argv, &i, "--max-over-p99", &v)) {
-            if (!adm_cli_parse_f64(v, &cfg.target_max_over_p99)) return adm_cli_usage_error("--max-over-p99: expected a number, got '%s'", v ? v : "");
-        } else if (opt(argc, argv, &i, "--outlier-fraction", &v)) {
-            if (!adm_cli_parse_f64(v, &cfg.outlier_fraction)) return adm_cli_usage_error("--outlier-fraction: expected a number, got '%s'", v ? v : "");
-        } else if (opt(argc, argv, &i, "--token-sigma", &v)) {
-            if (!adm_cli_parse_f64(v, &cfg.token_scale_sigma)) return adm_cli_usage_error("--token-sigma: expected a number, got '%s'", v ? v : "");
-        } else return adm_cli_usage_error("capture synth: unknown option '%s'", argv[i]);
-        if (!v) return adm_cli_usage_error("capture synth: option '%s' needs a value", argv[i]);
+    {
+        enum { O_OP = 256, O_PARAMS, O_DTYPE, O_MODEL, O_LAYER, O_SEED, O_TOKENS, O_CHANNELS, O_OUTF, O_STEP, O_GZIP,
+               O_MOP99, O_OFRAC, O_TSIGMA, O_WITH, O_NVFP4 };
+        static const struct option lo[] = {
+            {"output", required_argument, 0, 'o'},         {"op", required_argument, 0, O_OP},
+            {"params", required_argument, 0, O_PARAMS},    {"dtype", required_argument, 0, O_DTYPE},
+            {"model", required_argument, 0, O_MODEL},      {"layer", required_argument, 0, O_LAYER},
+            {"seed", required_argument, 0, O_SEED},        {"tokens", required_argument, 0, O_TOKENS},
+            {"channels", required_argument, 0, O_CHANNELS}, {"out-features", required_argument, 0, O_OUTF},
+            {"step", required_argument, 0, O_STEP},        {"gzip", required_argument, 0, O_GZIP},
+            {"max-over-p99", required_argument, 0, O_MOP99}, {"outlier-fraction", required_argument, 0, O_OFRAC},
+            {"token-sigma", required_argument, 0, O_TSIGMA}, {"with-outputs", no_argument, 0, O_WITH},
+            {"nvfp4-grid", no_argument, 0, O_NVFP4},       {"help", no_argument, 0, 'h'},
+            {0, 0, 0, 0}};
+        int ch, first = argc;
+        while ((ch = adm_cli_getopt_short(argc, argv, "capture synth", "ho:", lo, &v, &first)) != -1) {
+            switch (ch) {
+            case -2: return ADM_EXIT_INPUT;
+            case 'h': fputs(capture_usage, stdout); return ADM_EXIT_OK;
+            case O_WITH: with_outputs = 1; break;
+            case O_NVFP4: nvfp4 = 1; break;
+            case 'o': out = v; break;
+            case O_OP: op_name = v; break;
+            case O_PARAMS: params = v; break;
+            case O_DTYPE: dtype = v; break;
+            case O_MODEL: model = v; break;
+            case O_LAYER: layer = v; break;
+            case O_SEED:
+                if (!adm_cli_parse_i64(v, 0, INT64_MAX, &seed)) return adm_cli_usage_error("--seed: expected an integer >= 0, got '%s'", v);
+                break;
+            case O_TOKENS:
+                if (!adm_cli_parse_i64(v, 1, (int64_t)1 << 24, &tokens)) return adm_cli_usage_error("--tokens: expected 1 to 2^24, got '%s'", v);
+                break;
+            case O_CHANNELS:
+                if (!adm_cli_parse_i64(v, 1, (int64_t)1 << 20, &channels)) return adm_cli_usage_error("--channels: expected 1 to 2^20, got '%s'", v);
+                break;
+            case O_OUTF:
+                if (!adm_cli_parse_i64(v, 1, (int64_t)1 << 20, &out_features)) return adm_cli_usage_error("--out-features: expected 1 to 2^20, got '%s'", v);
+                break;
+            case O_STEP:
+                if (!adm_cli_parse_i64(v, 0, INT64_MAX, &step)) return adm_cli_usage_error("--step: expected an integer >= 0, got '%s'", v);
+                break;
+            case O_GZIP:
+                if (!adm_cli_parse_i64(v, 0, 9, &gzip)) return adm_cli_usage_error("--gzip: expected 0 to 9, got '%s'", v);
+                break;
+            case O_MOP99:
+                if (!adm_cli_parse_f64(v, &cfg.target_max_over_p99)) return adm_cli_usage_error("--max-over-p99: expected a number, got '%s'", v);
+                break;
+            case O_OFRAC:
+                if (!adm_cli_parse_f64(v, &cfg.outlier_fraction)) return adm_cli_usage_error("--outlier-fraction: expected a number, got '%s'", v);
+                break;
+            case O_TSIGMA:
+                if (!adm_cli_parse_f64(v, &cfg.token_scale_sigma)) return adm_cli_usage_error("--token-sigma: expected a number, got '%s'", v);
+                break;
+            default: return adm_cli_usage_error("capture synth: unknown option");
+            }
+        }
+        if (first < argc) return adm_cli_usage_error("capture synth: unexpected argument '%s'", argv[first]);
     }
     if (!out) return adm_cli_usage_error("capture synth: -o FILE is required");
     if (!(op = adm_op_find(op_name))) return adm_cli_usage_error("capture synth: op '%s' is not in the catalog", op_name);
@@ -303,10 +316,34 @@ static void print_tensor_row(const char *name, const adm_tensor *t)
            (long long)s.neginf_count);
 }
 
+/* The operands of inspect and validate: after -h/--help (exit 0 with *first
+ * = -1) and `--`; -2 after a usage error. */
+static int files_only(int argc, char **argv, const char *cmd, int *first)
+{
+    static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *v;
+    int ch;
+    *first = argc;
+    while ((ch = adm_cli_getopt(argc, argv, cmd, lo, &v, first)) != -1) {
+        if (ch == 'h') {
+            fputs(capture_usage, stdout);
+            *first = -1;
+            return ADM_EXIT_OK;
+        }
+        if (ch == -2) return ADM_EXIT_INPUT;
+        return adm_cli_usage_error("%s: unknown option", cmd);
+    }
+    return ADM_EXIT_OK;
+}
+
 static int inspect(int argc, char **argv)
 {
     adm_capture *c;
     char name[400];
+    int first, rc = files_only(argc, argv, "capture inspect", &first);
+    if (rc != ADM_EXIT_OK || first < 0) return rc;
+    argc -= first;
+    argv += first;
     if (argc != 1) return adm_cli_usage_error("capture inspect: expected one FILE");
     if (adm_capture_read_sandboxed(argv[0], NULL, &c) != ADM_OK) return adm_cli_fail();
     printf("file     %s\n", adm_cli_text(argv[0]));
@@ -360,7 +397,10 @@ static int inspect(int argc, char **argv)
 
 static int validate(int argc, char **argv)
 {
-    int rc = ADM_EXIT_OK;
+    int first, rc = files_only(argc, argv, "capture validate", &first);
+    if (rc != ADM_EXIT_OK || first < 0) return rc;
+    argc -= first;
+    argv += first;
     if (argc < 1) return adm_cli_usage_error("capture validate: expected at least one FILE");
     for (int i = 0; i < argc; i++) {
         adm_capture *c;

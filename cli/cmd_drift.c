@@ -161,18 +161,16 @@ static void free_args(drift_args *a)
 
 static int parse_args(int argc, char **argv, drift_args *a)
 {
-    int c, rc;
+    int c, rc, first = argc;
     int64_t iv;
+    const char *v;
     memset(a, 0, sizeof *a);
     a->pfloor = a->sfloor = NAN;
     a->video = -1;
     adm_toy_options_default(&a->toy_opt);
-    optind = 1;
-    opterr = 0;
-    /* argv[0] is the first argument after "drift": getopt starts at 1 */
-    while ((c = getopt_long(argc, argv, ":h", drift_opts, NULL)) != -1) {
-        const char *v = optarg;
+    while ((c = adm_cli_getopt(argc, argv, "drift", drift_opts, &v, &first)) != -1) {
         switch (c) {
+        case -2: return ADM_EXIT_INPUT;
         case O_ARM: {
             const char *eq = v ? strchr(v, '=') : NULL;
             char **n1, **n2;
@@ -263,11 +261,10 @@ static int parse_args(int argc, char **argv, drift_args *a)
         case O_COMMIT: a->commit = v; break;
         case O_TITLE: a->title = v; break;
         case 'h': case O_HELP: fputs(drift_usage, stdout); return -1;
-        case ':': return adm_cli_usage_error("drift: %s needs a value", argv[optind - 1]);
-        default: return adm_cli_usage_error("drift: unknown option '%s' (admit-kernel drift --help)", argv[optind - 1]);
+        default: return adm_cli_usage_error("drift: unknown option (admit-kernel drift --help)");
         }
     }
-    if (optind < argc) return adm_cli_usage_error("drift: unexpected argument '%s'", argv[optind]);
+    if (first < argc) return adm_cli_usage_error("drift: unexpected argument '%s'", argv[first]);
     if (a->sites) return ADM_EXIT_OK;
     if (!a->toy && !a->spec && a->n_arms == 0)
         return adm_cli_usage_error("drift: give arms (--arm NAME=SRC), a --spec, or --toy (admit-kernel drift --help)");
@@ -284,7 +281,7 @@ int adm_cmd_drift(int argc, char **argv)
     drift_args a;
     adm_drift *d = NULL;
     char date[32], commit[128];
-    int rc = parse_args(argc + 1, argv - 1, &a);
+    int rc = parse_args(argc, argv, &a);
     if (rc) {
         free_args(&a);
         return rc < 0 ? ADM_EXIT_OK : rc;

@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "adm_oracle.h"
 
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,30 +63,43 @@ int adm_cmd_oracle(int argc, char **argv)
 
     adm_oracle_config_default(&cfg);
     memset(&r, 0, sizeof r);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(oracle_usage, stdout); return ADM_EXIT_OK; }
-        if (!strcmp(a, "--gpu")) { cfg.use_gpu = 1; continue; }
-        if (a[0] != '-') {
-            if (path) return adm_cli_usage_error("oracle: expected one CAPTURE, got '%s' too", a);
-            path = a;
-            continue;
+    {
+        static const struct option lo[] = {{"output", required_argument, 0, 'o'}, {"resolve", required_argument, 0, 'r'},
+                                           {"sharpness", required_argument, 0, 's'}, {"mpfr-bits", required_argument, 0, 'b'},
+                                           {"mpfr-budget", required_argument, 0, 'B'}, {"threads", required_argument, 0, 't'},
+                                           {"gpu", no_argument, 0, 'g'}, {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+        const char *v;
+        int ch, first = argc;
+        while ((ch = adm_cli_getopt_short(argc, argv, "oracle", "ho:", lo, &v, &first)) != -1) {
+            switch (ch) {
+            case -2: return ADM_EXIT_INPUT;
+            case 'h': fputs(oracle_usage, stdout); return ADM_EXIT_OK;
+            case 'g': cfg.use_gpu = 1; break;
+            case 'o': out = v; break;
+            case 'r':
+                if (!adm_cli_parse_f64(v, &resolve) || resolve < 0) return adm_cli_usage_error("--resolve: expected a number >= 0, got '%s'", v);
+                break;
+            case 's':
+                if (!adm_cli_parse_f64(v, &cfg.sharpness) || !(cfg.sharpness > 0)) return adm_cli_usage_error("--sharpness: expected a number > 0, got '%s'", v);
+                break;
+            case 'b':
+                if (!adm_cli_parse_i64(v, 64, 65536, &bits)) return adm_cli_usage_error("--mpfr-bits: expected 64 to 65536, got '%s'", v);
+                break;
+            case 'B':
+                if (!adm_cli_parse_i64(v, 0, INT64_MAX, &cfg.mpfr_budget))
+                    return adm_cli_usage_error("--mpfr-budget: expected a number of terms >= 0 (0: no limit), got '%s'", v);
+                break;
+            case 't':
+                if (!adm_cli_parse_i64(v, 0, 1024, &threads)) return adm_cli_usage_error("--threads: expected 0 to 1024, got '%s'", v);
+                break;
+            default: return adm_cli_usage_error("oracle: unknown option");
+            }
         }
-        if (!v) return adm_cli_usage_error("oracle: option '%s' needs a value", a);
-        i++;
-        if (!strcmp(a, "-o") || !strcmp(a, "--output")) out = v;
-        else if (!strcmp(a, "--resolve")) {
-            if (!adm_cli_parse_f64(v, &resolve) || resolve < 0) return adm_cli_usage_error("--resolve: expected a number >= 0, got '%s'", v);
-        } else if (!strcmp(a, "--sharpness")) {
-            if (!adm_cli_parse_f64(v, &cfg.sharpness) || !(cfg.sharpness > 0)) return adm_cli_usage_error("--sharpness: expected a number > 0, got '%s'", v);
-        } else if (!strcmp(a, "--mpfr-bits")) {
-            if (!adm_cli_parse_i64(v, 64, 65536, &bits)) return adm_cli_usage_error("--mpfr-bits: expected 64 to 65536, got '%s'", v);
-        } else if (!strcmp(a, "--mpfr-budget")) {
-            if (!adm_cli_parse_i64(v, 0, INT64_MAX, &cfg.mpfr_budget))
-                return adm_cli_usage_error("--mpfr-budget: expected a number of terms >= 0 (0: no limit), got '%s'", v);
-        } else if (!strcmp(a, "--threads")) {
-            if (!adm_cli_parse_i64(v, 0, 1024, &threads)) return adm_cli_usage_error("--threads: expected 0 to 1024, got '%s'", v);
-        } else return adm_cli_usage_error("oracle: unknown option '%s'", a);
+        for (int i = first; i < argc; i++) {
+            if (path) return adm_cli_usage_error("oracle: expected one CAPTURE, got '%s' too", argv[i]);
+            path = argv[i];
+        }
     }
     if (!path) { fputs(oracle_usage, stderr); return adm_cli_usage_error("oracle: expected a CAPTURE"); }
     cfg.mpfr_bits = (int)bits;

@@ -60,6 +60,26 @@ expect 0 "op attention, 3 input(s)" -- "$admit" capture validate "$work/a.h5"
 expect 0 "wrote" -- "$admit" capture synth -o "$work/gn.h5" --op groupnorm --params '{"groups":4}' --tokens 16 --channels 8 --with-outputs
 expect 0 "op groupnorm, 3 input(s), reference, 1 candidate(s), 2 special case(s)" -- "$admit" capture validate "$work/gn.h5"
 
+# getopt_long: --opt=V and --opt V alike, `--` ends the options, -h on each
+# subcommand.
+expect 0 "wrote $work/eq.h5" -- "$admit" capture synth --output="$work/eq.h5" --tokens=16 --channels 32 --op=gelu --seed=2
+expect 0 "op gelu, 1 input(s)" -- "$admit" capture validate -- "$work/eq.h5"
+expect 0 "inputs/x" -- "$admit" capture inspect -- "$work/eq.h5"
+expect 2 "capture synth: unexpected argument 'extra'" -- "$admit" capture synth -o "$work/never.h5" --tokens 4 --channels 8 -- extra
+[ -e "$work/never.h5" ] && { echo "FAIL: a refused synth wrote $work/never.h5"; fails=$((fails + 1)); }
+expect 2 "--gzip: expected 0 to 9, got '10'" -- "$admit" capture synth -o "$work/never.h5" --gzip=10
+expect 2 "capture synth: option '--op' needs a value" -- "$admit" capture synth -o "$work/never.h5" --op
+expect 2 "capture synth: unknown option '--frob'" -- "$admit" capture synth -o "$work/never.h5" --frob=1
+expect 2 "--tokens: expected 1 to 2^24, got ''" -- "$admit" capture synth -o "$work/never.h5" --tokens=
+expect 2 "$work/-odd.h5: cannot open" -- "$admit" capture validate -- "$work/-odd.h5"
+expect 2 "capture validate: unknown option '--frob'" -- "$admit" capture validate --frob "$work/eq.h5"
+expect 2 "capture inspect: unknown option '-x'" -- "$admit" capture inspect -x "$work/eq.h5"
+for sub in synth inspect validate; do
+    expect 0 "usage: admit-kernel capture synth" -- "$admit" capture $sub -h
+    expect 0 "usage: admit-kernel capture synth" -- "$admit" capture $sub --help
+done
+expect 0 "usage: admit-kernel capture synth" -- "$admit" capture -h
+
 # The bundled captures are valid.
 for f in "$src"/captures/data/*.h5; do
     [ -e "$f" ] || continue

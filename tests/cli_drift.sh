@@ -90,4 +90,12 @@ expect 0 "fc1        linear+gelu" -- "$admit" drift --toy --sites
 expect 2 "site 'fc1'" "no implementation 'nope'" -- "$admit" drift $T --mount fc1=nope
 expect 2 "no entry named 'nope'" -- "$admit" drift $T --high nope
 expect 2 "--toy makes its own arms" -- "$admit" drift $T --arm a=$work/a.png
+# getopt_long: --opt=V and --opt V alike, `--` ends the options, -h
+expect 0 "inside the band" "verdict: pass" -- "$admit" drift --arm=a=$work/a.png --arm b=$work/b.png --arm=c=$work/c.png --band=a:b --compare a:c
+expect 2 "drift: unexpected argument '--compare'" -- "$admit" drift $A --band a:b -- --compare a:c
+expect 2 "--psnr-floor: expected a number of dB >= 0, got '-1'" -- "$admit" drift $A --compare a:c --psnr-floor=-1
+expect 2 "drift: option '--json' needs a value" -- "$admit" drift $A --compare a:c --json
+expect 2 "drift: unknown option '-x'" -- "$admit" drift -x $A --compare a:c
+expect 0 "usage: admit-kernel drift" -- "$admit" drift -h
+expect 0 "usage: admit-kernel drift" -- "$admit" drift $A --help
 finish cli_drift

@@ -39,4 +39,15 @@ expect 2 "--resolve: expected a number >= 0" -- "$admit" oracle "$cap" --resolve
 expect 2 "--mpfr-bits: expected 64 to 65536" -- "$admit" oracle "$cap" --mpfr-bits 8
 expect 2 "unknown option '--frob'" -- "$admit" oracle "$cap" --frob 1
 expect 2 "not an HDF5 file" -- "$admit" oracle "$src/README.md"
+# getopt_long: --opt=V and --opt V alike, -o V, `--` ends the options, -h on
+# the subcommand, a missing value named.
+expect 0 "resolve scale  1e-10 (given)" "wrote          $work/eq.h5" -- "$admit" oracle --resolve=1e-10 --output="$work/eq.h5" "$src/captures/data/dit_rmsnorm.h5"
+expect 0 "wrote          $work/short.h5" -- "$admit" oracle -o "$work/short.h5" -- "$src/captures/data/dit_rmsnorm.h5"
+expect 2 "cannot open" -- "$admit" oracle -- --resolve
+expect 2 "--sharpness: expected a number > 0, got '0'" -- "$admit" oracle "$cap" --sharpness=0
+expect 0 "usage: admit-kernel oracle" -- "$admit" oracle -h
+expect 0 "usage: admit-kernel oracle" -- "$admit" oracle "$cap" --help
+expect 2 "oracle: option '--threads' needs a value" -- "$admit" oracle "$cap" --threads
+expect 2 "oracle: unknown option '-x'" -- "$admit" oracle -x "$cap"
+expect 2 "expected one CAPTURE, got" -- "$admit" oracle "$cap" "$cap"
 finish cli_oracle
