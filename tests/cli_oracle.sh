@@ -28,7 +28,13 @@ expect 2 "cannot be resolved" -- "$admit" oracle "$cap" --resolve 1e-300 -o "$wo
 expect 2 "oracle linear: MPFR budget hit: 4096 of 4096 elements" "budget of 16777216 terms" "none is given" \
     -- timeout 60 "$admit" oracle "$work/amp64.h5"
 expect 2 "MPFR budget hit" -- timeout 60 "$admit" replay "$work/amp64.h5" --json "$work/never.json"
-[ -e "$work/never.json" ] && { echo "FAIL: an over-budget replay wrote a report"; fails=$((fails + 1)); }
+# A replay carries on past a capture it cannot judge: its row is an error
+# that says the budget was hit (no verdict), and the report says so.
+grep -q '"verdict": "error"' "$work/never.json" && grep -q 'MPFR budget hit' "$work/never.json" ||
+    { echo "FAIL: the over-budget replay's report does not mark the row as an error with the budget"; fails=$((fails + 1)); }
+grep -q '"verdict": "\(lossless\|high\|exact\)"' "$work/never.json" &&
+    { echo "FAIL: an over-budget replay gave a verdict"; fails=$((fails + 1)); }
+checks=$((checks + 2))
 expect 0 "MPFR refined   256 element(s)" -- "$admit" oracle "$work/amp16.h5"
 expect 2 "MPFR budget hit: 256 of 256 elements" "budget of 100000 terms" -- "$admit" oracle "$work/amp16.h5" --mpfr-budget 100000
 expect 2 "MPFR budget hit" -- env ADM_MPFR_BUDGET=100000 "$admit" replay "$work/amp16.h5"
