@@ -119,8 +119,15 @@ typedef struct adm_verdict {
     int64_t n;                 /* elements compared (all three finite) */
     /* gate 1 */
     double rms_r, rms_c, max_r, max_c, rms_round, max_round, rms_ratio, max_ratio;
-    /* the max ratio's denominator: max(max_r, max_round, D sqrt(2 ln n)) */
-    double max_expected;
+    /* the RMS ratio's denominator D: max(rms_r, rms_round), the unit of the
+     * bias gate's components too; the max ratio's: max(max_r, max_round,
+     * D sqrt(2 ln n)) */
+    double rms_expected, max_expected;
+    /* the max ratio the gate judged against magnitude_limit_n: max_ratio,
+     * or where ulp_gated the smaller of max_ratio and ulp_max_ratio (the
+     * max fails only when both yardsticks exceed the limit); reports print
+     * this one */
+    double max_ratio_judged;
     /* the max in ulps at the condition scale (gated where ulp_gated) and
      * its ratio; the magnitude limit in force after the sampling allowance */
     double ulp_max_r, ulp_max_c, ulp_max_ratio, magnitude_limit_n;

@@ -409,7 +409,7 @@ static void gate_magnitude(const err_stats *s, const adm_gate_config *cfg, adm_d
     v->ulp_rms_r = sqrt(s->ur2 / (double)m);
     v->ulp_rms_c = sqrt(s->uc2 / (double)m);
     v->ulp_rms_round = sqrt(s->uq2 / (double)m);
-    D = fmax(v->rms_r, v->rms_round);
+    D = v->rms_expected = fmax(v->rms_r, v->rms_round);
     /* Sampling allowances (GATES.md, gate 1). The ratio of two sample RMS
      * over n elements scatters by about 1/sqrt(n) in log space: the limit
      * is magnitude_limit exp(z / sqrt(n)) (z = 3: 1.017 at 32768 elements,
@@ -445,13 +445,14 @@ static void gate_magnitude(const err_stats *s, const adm_gate_config *cfg, adm_d
         v->max_ratio = Dmax > 0 ? v->max_c / Dmax : (v->max_c > 0 ? INFINITY : 0);
         v->ulp_ratio = Du > 0 ? v->ulp_rms_c / Du : (v->ulp_rms_c > 0 ? INFINITY : 0);
         v->ulp_max_ratio = Dum > 0 ? s->umc / Dum : (s->umc > 0 ? INFINITY : 0);
+        v->max_ratio_judged = v->ulp_gated ? fmin(v->max_ratio, v->ulp_max_ratio) : v->max_ratio;
     }
     {
         double lim = v->magnitude_limit_n;
         if (v->rms_ratio > lim)
             fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error %.3g is %.3gx the reference path's %.3g (limit %.3gx over %lld "
                       "elements).", v->rms_c, v->rms_ratio, D, lim, (long long)m);
-        if (v->max_ratio > lim && !(v->ulp_gated && v->ulp_max_ratio <= lim))
+        if (v->max_ratio_judged > lim)
             fail_gate(v, ADM_GATE_MAGNITUDE, "Max error %.3g is %.3gx the reference path's %s %.3g%s (limit %.3gx).",
                       v->max_c, v->max_ratio, Dmax > fmax(v->max_r, v->max_round) ? "expected maximum" : "maximum",
                       Dmax, v->ulp_gated ? ", and as far off in ulps at the condition scale" : "", lim);
@@ -468,7 +469,7 @@ static void gate_magnitude(const err_stats *s, const adm_gate_config *cfg, adm_d
  * errors). */
 static void gate_bias(const err_stats *s, const adm_gate_config *cfg, adm_dtype fmt, adm_verdict *v)
 {
-    double D = fmax(v->rms_r, v->rms_round);
+    double D = v->rms_expected;
     {
         double md = (double)s->m, mr = s->sr / md, mc = s->sc / md, sdr = sqrt(fmax(0, s->er2 / md - mr * mr)),
                sdc = sqrt(fmax(0, s->ec2 / md - mc * mc)), se_m = sqrt((sdr * sdr + sdc * sdc) / md);
@@ -856,7 +857,7 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
     rd = reader_of(in->ref);
     cd = reader_of(in->cand);
     if ((st = gates_numeric(in, &rd, &cd, cfg, v)) != ADM_OK) goto error;
-    scale = fmax(v->rms_r, v->rms_round);
+    scale = v->rms_expected;
     if (in->oracle_certified && scale > 0 && maxb > cfg->sharpness * scale)
         return ADM_FAIL(ADM_ERR_RANGE, "judge: the oracle's max bound %.3g is above %.2g of the reference error "
                         "%.3g; refine it first (adm_oracle_refine)", maxb, cfg->sharpness, scale);

@@ -182,14 +182,6 @@ int adm_report_any_violation(const adm_report *r)
     return 0;
 }
 
-/* The max ratio the gate judged: where the oracle has a condition scale the
- * max fails only when both yardsticks exceed the limit (GATES.md, gate 1),
- * so the smaller of the two is the one shown. */
-static double adm_report_max_ratio(const adm_verdict *v)
-{
-    return v->ulp_gated ? fmin(v->ulp_max_ratio, v->max_ratio) : v->max_ratio;
-}
-
 static const char *base(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -240,7 +232,7 @@ void adm_report_print(const adm_report *r, FILE *f)
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
-        double D = fmax(v->rms_r, v->rms_round);
+        double D = v->rms_expected;
         int first = 1;
         char src[256], cand[256], note[256], lead[64];
         if (row->error) {
@@ -257,7 +249,7 @@ void adm_report_print(const adm_report *r, FILE *f)
         /* columns cut to their width at a character, never inside an escape
          * or a UTF-8 sequence: the escaped names are ASCII */
         fprintf(f, "%-30.30s %-22.22s %-9s %-9s %7.3gx %7.3gx %7.3gx %8.2g", src, cand,
-                row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, adm_report_max_ratio(v),
+                row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged,
                 v->ulp_ratio, D > 0 ? v->mean_c / D : 0.0);
         if (adm_report_claim_violated(row))
             fprintf(f, row->verdict.tier > row->claim ? "  << looser than %s (unsafe)" : "  << stricter than %s (promotable)",
@@ -372,6 +364,7 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
         json_object_set_new(nums, "ulp_rms_candidate", num(v->ulp_rms_c));
         json_object_set_new(nums, "ulp_ratio", num(v->ulp_ratio));
         json_object_set_new(nums, "ulp_max_ratio", num(v->ulp_max_ratio));
+        json_object_set_new(nums, "max_ratio_judged", num(v->max_ratio_judged));
         json_object_set_new(nums, "magnitude_limit", num(v->magnitude_limit_n));
         json_object_set_new(nums, "ulp_gated", json_boolean(v->ulp_gated));
         json_object_set_new(nums, "mean_error_reference", num(v->mean_r));
@@ -495,7 +488,7 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
             continue;
         }
         snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx; oracle: %s</system-out>\n",
-                 adm_tier_name(v->tier), v->rms_ratio, adm_report_max_ratio(v), v->ulp_ratio, oracle_basis(v));
+                 adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged, v->ulp_ratio, oracle_basis(v));
         puts_(&b, tmp);
         if (adm_report_claim_violated(row)) {
             snprintf(tmp, sizeof tmp, "      <failure message=\"claimed %s, measured %s\">", adm_tier_name(row->claim),
@@ -596,7 +589,7 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
-        double D = fmax(v->rms_r, v->rms_round);
+        double D = v->rms_expected;
         if (row->error) {
             puts_(&b, "<tr class=\"error bad\"><td>");
             xml(&b, row->source);
@@ -618,7 +611,7 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
         xml(&b, row->candidate);
         snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>%s</td><td class=\"num\">%.3gx</td><td class=\"num\">%.3gx</td>"
                  "<td class=\"num\">%.3gx%s</td><td class=\"num\">%.3g</td><td>",
-                 row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, adm_report_max_ratio(v),
+                 row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged,
                  v->ulp_ratio, v->ulp_gated ? "" : " (not gated)", D > 0 ? v->mean_c / D : 0.0);
         puts_(&b, tmp);
         for (int g = 1; g < ADM_GATE_COUNT; g++)

@@ -4,18 +4,22 @@
  * on reassociated attention and fp32 sums and still catches errors hidden
  * on small tokens and channels; running out of memory is an error; the
  * seed's operator-level table is reproduced in order of magnitude with the
- * registered implementations. All on DiT-shaped activations (outlier
- * channels, per-token scale) through bit-faithful emulations. */
+ * registered implementations; reports print the max ratio the gate
+ * judged. All on DiT-shaped activations (outlier channels, per-token
+ * scale) through bit-faithful emulations. */
 #include "adm_candidates.h"
 #include "adm_capture.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
+#include "adm_report.h"
 #include "harness_internal.h"
 
 #include <check.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* The oracle of an op on these inputs, with its condition scale. */
 static void oracle_of(const char *opname, const char *params, const adm_tensor *const *in, adm_oracle_result *r)
@@ -832,6 +836,107 @@ START_TEST(test_row_sum_reassociation)
 }
 END_TEST
 
+/* Reports print the max ratio the gate judged. Causal attention, flash
+ * against math, judged three ways: as it is (both yardsticks over the
+ * limit: the max fails); with the limit set between its absolute max ratio
+ * and its ulp form (the absolute one over: the gate passes the max);
+ * another seed whose ulp form alone is over (passes). In the terminal
+ * table, the JSON and the JUnit text the max printed must be over the
+ * limit exactly where the gate failed the max: printing either yardstick
+ * alone, or the larger, would break one of the three. */
+static void judged_max_printed(const adm_verdict *v, double *term, double *json, double *junit)
+{
+    adm_report *r;
+    char *text = NULL, dir[] = "/tmp/check_harness_reportXXXXXX", path[64], line[512];
+    size_t len = 0;
+    FILE *f;
+    json_t *root;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_assert_int_eq(adm_report_create("judged", &r), ADM_OK);
+    ck_assert_int_eq(adm_report_add(r, "attention.h5", "attention", "flash", v, 0, NULL), ADM_OK);
+    ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
+    adm_report_print(r, f);
+    fclose(f);
+    /* title, header, then the row: capture candidate claim verdict rms max */
+    ck_assert_msg(sscanf(strchr(strchr(text, '\n') + 1, '\n') + 1, "%*s %*s %*s %*s %*gx %lgx", term) == 1, "%s", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/r.json", dir);
+    ck_assert_int_eq(adm_report_write_json(r, path), ADM_OK);
+    ck_assert_ptr_nonnull(root = json_load_file(path, 0, NULL));
+    *json = json_real_value(json_object_get(json_object_get(json_array_get(json_object_get(root, "results"), 0),
+                                                            "numbers"), "max_ratio_judged"));
+    json_decref(root);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/r.xml", dir);
+    ck_assert_int_eq(adm_report_write_junit(r, path), ADM_OK);
+    ck_assert_ptr_nonnull(f = fopen(path, "r"));
+    *junit = -1;
+    while (fgets(line, sizeof line, f))
+        if (strstr(line, "<system-out>")) ck_assert_int_eq(sscanf(strstr(line, "max "), "max %lgx", junit), 1);
+    fclose(f);
+    unlink(path);
+    rmdir(dir);
+    adm_report_free(r);
+}
+
+START_TEST(test_report_prints_judged)
+{
+    static const uint64_t seeds[2] = {538, 517}; /* S 96, D 64 and 128 */
+    for (int k = 0; k < 3; k++) {
+        uint64_t seed = seeds[k == 2];
+        int64_t S = 96, D = seed % 2 ? 128 : 64;
+        adm_tensor q, kk, vv, ref, cand;
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&q, &kk, &vv};
+        adm_oracle_result orc;
+        adm_op_params p;
+        adm_judge_input ji;
+        adm_gate_config cfg;
+        adm_verdict v;
+        double term, json, junit, lim;
+        int max_failed;
+        attention_inputs(seed, 2, S, D, 1.0, (int)(seed / 2 % 2), &q, &kk, &vv);
+        oracle_of("attention", "{\"causal\":true}", in, &orc);
+        ck_assert_int_eq(adm_op_params_parse(adm_op_find("attention"), "{\"causal\":true}", &p), ADM_OK);
+        ck_assert_int_eq(adm_emu_attention(&p, in, ADM_ATTN_MATH, &ref), ADM_OK);
+        ck_assert_int_eq(adm_emu_attention(&p, in, ADM_ATTN_FLASH, &cand), ADM_OK);
+        memset(&ji, 0, sizeof ji);
+        ji.n_views = -1;
+        ji.oracle = &orc.value;
+        ji.bound = &orc.bound;
+        ji.cond = &orc.cond;
+        ji.oracle_certified = 1;
+        ji.ref = &ref;
+        ji.cand = &cand;
+        adm_gate_config_default(&cfg);
+        ck_assert_int_eq(adm_judge(&ji, &cfg, &v), ADM_OK);
+        if (k == 1) { /* the limit between the two yardsticks */
+            cfg.magnitude_limit *= sqrt(v.max_ratio * v.ulp_max_ratio) / v.magnitude_limit_n;
+            ck_assert_int_eq(adm_judge(&ji, &cfg, &v), ADM_OK);
+        }
+        lim = v.magnitude_limit_n;
+        max_failed = strstr(v.gate[ADM_GATE_MAGNITUDE].reason, "Max error") != NULL;
+        printf("report, case %d: max %.3gx, in ulps at the condition scale %.3gx, limit %.3gx: the max %s\n", k,
+               v.max_ratio, v.ulp_max_ratio, lim, max_failed ? "fails" : "passes");
+        /* each case discriminates: k 0 fails, k 1 passes with the absolute
+         * ratio over the limit, k 2 passes with the ulp form over it */
+        ck_assert(v.ulp_gated);
+        if (k == 0) ck_assert(max_failed && v.max_ratio > lim && v.ulp_max_ratio > lim);
+        if (k == 1) ck_assert(!max_failed && v.max_ratio > lim && v.ulp_max_ratio <= lim);
+        if (k == 2) ck_assert(!max_failed && v.max_ratio <= lim && v.ulp_max_ratio > lim);
+        judged_max_printed(&v, &term, &json, &junit);
+        ck_assert_msg((term > lim) == max_failed, "case %d: the table prints max %gx, limit %gx", k, term, lim);
+        ck_assert_msg((junit > lim) == max_failed, "case %d: JUnit prints max %gx, limit %gx", k, junit, lim);
+        ck_assert_msg((json > lim) == max_failed, "case %d: JSON says max %gx, limit %gx", k, json, lim);
+        adm_tensor_free(&cand);
+        adm_tensor_free(&ref);
+        adm_tensor_free(&q);
+        adm_tensor_free(&kk);
+        adm_tensor_free(&vv);
+        adm_oracle_result_free(&orc);
+    }
+}
+END_TEST
+
 /* What the ulp form exists for: errors on elements of small magnitude,
  * hidden behind the large ones that dominate the absolute RMS. A linear
  * layer whose small output channels (a quarter of the weight rows scaled
@@ -1175,6 +1280,9 @@ static Suite *harness_suite(void)
     tcase_add_test(tc, test_judge_nomem);
     tcase_add_test(tc, test_table_api);
     tcase_add_loop_test(tc, test_params_misfit, 0, (int)(sizeof misfit_cases / sizeof misfit_cases[0]));
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Report");
+    tcase_add_test(tc, test_report_prints_judged);
     suite_add_tcase(s, tc);
     tc = tcase_create("SeedTable");
     tcase_set_timeout(tc, 300);

@@ -97,7 +97,7 @@ for key in sorted(set(want) | set(got)):
     r, exp = got[key], want[key]["expected"]
     n = r["numbers"]
     ok = r["verdict"] == exp
-    print(f"{fn:34s} {name:30s} {exp:9s} {r['verdict']:9s} {n['rms_ratio']:7.3g} {n['max_ratio']:7.3g} "
+    print(f"{fn:34s} {name:30s} {exp:9s} {r['verdict']:9s} {n['rms_ratio']:7.3g} {n['max_ratio_judged']:7.3g} "
           f"{n['ulp_ratio']:7.3g}{'' if ok else '   <- differs'}")
     if not ok:
         why = " ".join(g["reason"] for g in r["gates"] if g["applicable"] and not g["passed"]

@@ -292,11 +292,11 @@ def main(argv=None):
             be = [bias_excess(r["numbers"]) for r in rs]
             worst = {k: max((b[k] for b in be if b[k] is not None), default=None) for k in BIAS}
             L.append(f"| {label} | {n} | {ex} | {hi} | {fmt(max(num('rms_ratio'), default=None))} "
-                     f"| {fmt(max(num('max_ratio'), default=None))} | {fmt(max(num('ulp_ratio'), default=None))} | "
+                     f"| {fmt(max(num('max_ratio_judged'), default=None))} | {fmt(max(num('ulp_ratio'), default=None))} | "
                      + " | ".join(fmt(worst[k], ".2f") for k in BIAS) + f" | {gtxt} |")
         else:
             high_lines.append(f"| {label} | {n} | {hi} | {fmt(min(num('rms_ratio'), default=None))} "
-                              f"| {fmt(min(num('max_ratio'), default=None))} "
+                              f"| {fmt(min(num('max_ratio_judged'), default=None))} "
                               f"| {fmt(min(num('ulp_ratio'), default=None))} | {gtxt} |")
     if a.include_high:
         L.append("")
@@ -323,7 +323,7 @@ def main(argv=None):
             nm = r["numbers"]
             why = " ".join(r["reasons"]).replace("|", "/")[:300]
             L.append(f"| {r['class']} | {r['shape']['tag']} | {r['seed']} | {r['verdict']} | {fmt(nm['rms_ratio'])} "
-                     f"| {fmt(nm['max_ratio'])} | {fmt(nm['ulp_ratio'])} | {why} |")
+                     f"| {fmt(nm['max_ratio_judged'])} | {fmt(nm['ulp_ratio'])} | {why} |")
     if errors or skipped:
         L.append("")
         L.append("## Not judged")
