@@ -37,9 +37,19 @@ adm_status adm_image_alloc(adm_image *img, int64_t frames, int64_t height, int64
 void adm_image_free(adm_image *img);
 int64_t adm_image_numel(const adm_image *img);
 
+/* What a PNG may declare: sides of at most 2^16, and at most 2^28 values
+ * (2 GiB as doubles; a 16384 x 16384 gray or an 8K UHD RGB frame fits). */
+#define ADM_PNG_MAX_SIDE 65536
+#define ADM_PNG_MAX_VALUES ((int64_t)1 << 28)
 /* A PNG through libpng: gray or RGB, 8 or 16 bits (palette and low bit
- * depths expand to 8 bits; an alpha channel is dropped). data_range is
- * 255 or 65535. One frame. */
+ * depths expand to 8 bits; interlaced files are de-interlaced; an alpha
+ * channel or tRNS transparency is dropped). data_range is 255 or 65535.
+ * One frame. Checked before anything is allocated: the limits above
+ * (ADM_ERR_SHAPE past ADM_PNG_MAX_VALUES), and that the file can hold the
+ * image data it declares at deflate's best ratio (ADM_ERR_FORMAT
+ * otherwise), so that a small file cannot demand gigabytes. Only a regular
+ * file is opened (a FIFO is refused without blocking). Every refusal names
+ * the file; img is left empty. */
 adm_status adm_image_read_png(const char *path, adm_image *img);
 /* Frame `frame` as an 8-bit PNG: gray for one channel, RGB for three,
  * else the first channel as gray. Values map linearly from [lo, hi] to

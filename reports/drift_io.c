@@ -61,12 +61,27 @@ static void png_on_error(png_structp p, png_const_charp msg)
 }
 static void png_on_warning(png_structp p, png_const_charp msg) { (void)p; (void)msg; }
 
-/* Width and height are limited to 2^16 each before anything is allocated. */
-#define PNG_MAX_SIDE 65536u
+/* The largest ratio of inflated to stored bytes: deflate's limit is 1032:1
+ * (258-byte matches in 2 bits); 1100 leaves room for the headers. */
+#define PNG_MAX_INFLATE 1100u
+
+/* The filtered bytes (a filter byte and the packed samples of each row of
+ * each pass) that the IDAT stream of a w x h image must inflate to. */
+static uint64_t png_filtered_bytes(png_uint_32 w, png_uint_32 h, int bits_per_pixel, int interlaced)
+{
+    uint64_t total = 0;
+    for (int pass = 0; pass < (interlaced ? 7 : 1); pass++) {
+        uint64_t cols = interlaced ? PNG_PASS_COLS(w, pass) : w, rows = interlaced ? PNG_PASS_ROWS(h, pass) : h;
+        if (cols && rows) total += rows * (1 + (cols * (uint64_t)bits_per_pixel + 7) / 8);
+    }
+    return total;
+}
 
 adm_status adm_image_read_png(const char *path, adm_image *img)
 {
     FILE *f;
+    int fd;
+    int64_t fsize;
     png_structp png;
     png_infop info;
     png_ctx *ctx;
@@ -74,16 +89,22 @@ adm_status adm_image_read_png(const char *path, adm_image *img)
     png_uint_32 w, h;
     int depth, ctype, ch;
     size_t rowbytes;
+    uint64_t need;
     volatile adm_status st = ADM_OK; /* set after setjmp */
     memset(img, 0, sizeof *img);
-    if (!(f = fopen(path, "rb"))) return ADM_FAIL(ADM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    ADM_TRY(adm_file_open_regular(path, "PNG image", &fd, &fsize));
+    if (!(f = fdopen(fd, "rb"))) {
+        st = ADM_FAIL(ADM_ERR_IO, "%s: cannot open PNG image: %s", path, strerror(errno));
+        close(fd);
+        return st;
+    }
     if (fread(sig, 1, 8, f) != 8 || png_sig_cmp(sig, 0, 8)) {
         fclose(f);
         return ADM_FAIL(ADM_ERR_FORMAT, "%s: not a PNG file (no PNG signature)", path);
     }
     if (!(ctx = calloc(1, sizeof *ctx))) {
         fclose(f);
-        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        return ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory", path);
     }
     png = png_create_read_struct(PNG_LIBPNG_VER_STRING, ctx, png_on_error, png_on_warning);
     info = png ? png_create_info_struct(png) : NULL;
@@ -99,15 +120,26 @@ adm_status adm_image_read_png(const char *path, adm_image *img)
     }
     png_init_io(png, f);
     png_set_sig_bytes(png, 8);
-    png_set_user_limits(png, PNG_MAX_SIDE, PNG_MAX_SIDE);
+    png_set_user_limits(png, ADM_PNG_MAX_SIDE, ADM_PNG_MAX_SIDE);
     png_read_info(png, info);
     w = png_get_image_width(png, info);
     h = png_get_image_height(png, info);
     depth = png_get_bit_depth(png, info);
     ctype = png_get_color_type(png, info);
+    need = png_filtered_bytes(w, h, depth * png_get_channels(png, info),
+                              png_get_interlace_type(png, info) != PNG_INTERLACE_NONE);
+    if (need > (uint64_t)fsize * PNG_MAX_INFLATE) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: declares %lu x %lu pixels of %d bits (%llu bytes of image data), more than "
+                      "a file of %lld bytes can hold (deflate gives at most 1032:1): truncated or corrupt",
+                      path, (unsigned long)w, (unsigned long)h, depth * png_get_channels(png, info),
+                      (unsigned long long)need, (long long)fsize);
+        goto done;
+    }
     if (ctype == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (ctype == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
-    if (ctype & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);
+    /* after the expansions: drops an alpha channel, and the one tRNS would add */
+    if ((ctype & PNG_COLOR_MASK_ALPHA) || png_get_valid(png, info, PNG_INFO_tRNS)) png_set_strip_alpha(png);
+    (void)png_set_interlace_handling(png);
     png_read_update_info(png, info);
     depth = png_get_bit_depth(png, info);
     ch = png_get_channels(png, info);
@@ -117,7 +149,15 @@ adm_status adm_image_read_png(const char *path, adm_image *img)
                       path, ch, depth);
         goto done;
     }
-    if ((st = adm_image_alloc(img, 1, h, w, ch)) != ADM_OK) goto done;
+    if ((int64_t)w * h * ch > ADM_PNG_MAX_VALUES) {
+        st = ADM_FAIL(ADM_ERR_SHAPE, "%s: %lu x %lu x %d is %lld values, above the limit of 2^28 (ADM_PNG_MAX_VALUES)",
+                      path, (unsigned long)w, (unsigned long)h, ch, (long long)w * h * ch);
+        goto done;
+    }
+    if ((st = adm_image_alloc(img, 1, h, w, ch)) != ADM_OK) {
+        adm_error_prefix("%s: ", path);
+        goto done;
+    }
     ctx->buf = malloc(rowbytes * h);
     ctx->rows = malloc(sizeof *ctx->rows * h);
     if (!ctx->buf || !ctx->rows) {
@@ -159,7 +199,7 @@ adm_status adm_image_write_png(const adm_image *img, int64_t frame, double lo, d
     volatile adm_status st = ADM_OK; /* set after setjmp */
     if (frame < 0 || frame >= img->frames) return ADM_FAIL(ADM_ERR_INVALID, "%s: no frame %lld", path, (long long)frame);
     if (!(hi > lo)) return ADM_FAIL(ADM_ERR_INVALID, "%s: empty value range [%g, %g]", path, lo, hi);
-    if (W > (int64_t)PNG_MAX_SIDE || H > (int64_t)PNG_MAX_SIDE)
+    if (W > ADM_PNG_MAX_SIDE || H > ADM_PNG_MAX_SIDE)
         return ADM_FAIL(ADM_ERR_SHAPE, "%s: %lld x %lld is too large for a PNG here", path, (long long)H, (long long)W);
     if (!(ctx = calloc(1, sizeof *ctx))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     ctx->buf = malloc((size_t)(W * ch * H));
@@ -296,7 +336,7 @@ adm_status adm_image_read_h5(const char *path, const char *dataset, const char *
     adm_status st = ADM_OK;
     memset(img, 0, sizeof *img);
     h5_quiet();
-    if (access(path, R_OK) != 0) return ADM_FAIL(ADM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    ADM_TRY(adm_file_check_regular(path, "HDF5 arm"));
     if ((f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
         return ADM_FAIL(ADM_ERR_FORMAT, "%s: not an HDF5 file", path);
     if (H5Lexists(f, dataset, H5P_DEFAULT) <= 0 || (d = H5Dopen2(f, dataset, H5P_DEFAULT)) < 0) {
@@ -394,11 +434,11 @@ static int is_hdf5_file(const char *path)
 {
     static const unsigned char magic[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
     unsigned char b[8];
-    FILE *f = fopen(path, "rb");
-    int yes;
-    if (!f) return 0;
-    yes = fread(b, 1, 8, f) == 8 && !memcmp(b, magic, 8);
-    fclose(f);
+    int fd, yes;
+    /* not a regular file: no (the reader then refuses it, without blocking) */
+    if (adm_file_open_regular(path, "image", &fd, NULL) != ADM_OK) return 0;
+    yes = read(fd, b, 8) == 8 && !memcmp(b, magic, 8);
+    close(fd);
     return yes;
 }
 

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char tmpdir[256];
@@ -415,6 +416,122 @@ START_TEST(test_hdf5_layouts)
 }
 END_TEST
 
+/* The colour types and transformations against each other: the seeds of
+ * fuzz_png (fuzz/seeds/make_png.py) draw every sample from one function of
+ * (x, y, channel), so an interlaced file, a palette with transparency, and
+ * an RGBA file must read as their plain twins. */
+START_TEST(test_png_variants)
+{
+    static const char *const twins[][2] = {
+        {"interlaced_gray8.png", "gray8.png"}, {"gray8_trns.png", "gray8.png"},
+        {"palette8_trns.png", "palette8.png"}, {"rgba8.png", "rgb8.png"},
+        {"rgb8_trns.png", "rgb8.png"},        {"graya8.png", "gray8.png"},
+        {"rgba16.png", "rgb16.png"},
+    };
+    for (size_t i = 0; i < sizeof twins / sizeof twins[0]; i++) {
+        char pa[1024], pb[1024];
+        adm_image a, b;
+        snprintf(pa, sizeof pa, "%s/fuzz/seeds/png/%s", ADM_SOURCE_DIR, twins[i][0]);
+        snprintf(pb, sizeof pb, "%s/fuzz/seeds/png/%s", ADM_SOURCE_DIR, twins[i][1]);
+        ck_assert_msg(adm_image_read_png(pa, &a) == ADM_OK, "%s: %s", pa, adm_error_message());
+        ck_assert_int_eq(adm_image_read_png(pb, &b), ADM_OK);
+        ck_assert_msg(a.height == b.height && a.width == b.width && a.channels == b.channels &&
+                          a.data_range == b.data_range && !memcmp(a.data, b.data, sizeof(double) * (size_t)adm_image_numel(&a)),
+                      "%s does not read as %s", twins[i][0], twins[i][1]);
+        adm_image_free(&a);
+        adm_image_free(&b);
+    }
+}
+END_TEST
+
+static uint32_t crc32_png(const uint8_t *p, size_t n)
+{
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+    }
+    return ~c;
+}
+
+static void put32(FILE *f, uint32_t v)
+{
+    uint8_t b[4] = {(uint8_t)(v >> 24), (uint8_t)(v >> 16), (uint8_t)(v >> 8), (uint8_t)v};
+    fwrite(b, 1, 4, f);
+}
+
+static void png_chunk(FILE *f, const char *tag, const uint8_t *data, size_t n)
+{
+    uint8_t *buf = malloc(4 + n + 1);
+    ck_assert_ptr_nonnull(buf);
+    memcpy(buf, tag, 4);
+    if (n) memcpy(buf + 4, data, n);
+    put32(f, (uint32_t)n);
+    fwrite(buf, 1, 4 + n, f);
+    put32(f, crc32_png(buf, 4 + n));
+    free(buf);
+}
+
+/* A PNG that declares w x h (depth, colour type), with `pad` bytes of a
+ * private ancillary chunk before an IDAT holding an empty zlib stream. */
+static void write_png_decl(const char *path, uint32_t w, uint32_t h, int depth, int ctype, size_t pad)
+{
+    static const uint8_t empty_zlib[] = {0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01};
+    uint8_t ihdr[13] = {(uint8_t)(w >> 24), (uint8_t)(w >> 16), (uint8_t)(w >> 8), (uint8_t)w,
+                        (uint8_t)(h >> 24), (uint8_t)(h >> 16), (uint8_t)(h >> 8), (uint8_t)h,
+                        (uint8_t)depth, (uint8_t)ctype, 0, 0, 0};
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fwrite("\x89PNG\r\n\x1a\n", 1, 8, f);
+    png_chunk(f, "IHDR", ihdr, sizeof ihdr);
+    if (pad) {
+        uint8_t *z = calloc(1, pad);
+        ck_assert_ptr_nonnull(z);
+        png_chunk(f, "prVt", z, pad);
+        free(z);
+    }
+    png_chunk(f, "IDAT", empty_zlib, sizeof empty_zlib);
+    png_chunk(f, "IEND", NULL, 0);
+    fclose(f);
+}
+
+/* What a PNG declares is checked before anything is allocated: the sides
+ * (2^16), the values (ADM_PNG_MAX_VALUES), and the data against what the
+ * file can hold; a FIFO is refused without blocking. */
+START_TEST(test_png_limits)
+{
+    adm_image a;
+    /* 65536 x 65536 RGB of 16 bits in 90 bytes: 24 GiB of samples, 96 GiB as doubles */
+    write_png_decl(tmp("huge.png"), 65536, 65536, 16, 2, 0);
+    ck_assert_int_eq(adm_image_read_png(tmp("huge.png"), &a), ADM_ERR_FORMAT);
+    ck_assert_msg(strstr(adm_error_message(), "huge.png") && strstr(adm_error_message(), "can hold"), "%s",
+                  adm_error_message());
+    ck_assert_ptr_null(a.data);
+    /* a side above 2^16 */
+    write_png_decl(tmp("wide.png"), 65537, 1, 8, 0, 0);
+    ck_assert_int_eq(adm_image_read_png(tmp("wide.png"), &a), ADM_ERR_FORMAT);
+    ck_assert(strstr(adm_error_message(), "wide.png"));
+    /* 16385 x 16384 gray in a file that could hold it (256 KiB at 1100:1):
+     * one row over ADM_PNG_MAX_VALUES */
+    write_png_decl(tmp("many.png"), 16385, 16384, 8, 0, 256 << 10);
+    ck_assert_int_eq(adm_image_read_png(tmp("many.png"), &a), ADM_ERR_SHAPE);
+    ck_assert_msg(strstr(adm_error_message(), "many.png") && strstr(adm_error_message(), "2^28"), "%s",
+                  adm_error_message());
+    ck_assert_ptr_null(a.data);
+    /* within every limit, but its data is missing: refused by libpng */
+    write_png_decl(tmp("short.png"), 64, 64, 8, 0, 0);
+    ck_assert_int_eq(adm_image_read_png(tmp("short.png"), &a), ADM_ERR_FORMAT);
+    ck_assert(strstr(adm_error_message(), "short.png"));
+    /* a FIFO (no writer: an open without O_NONBLOCK would wait forever) */
+    unlink(tmp("fifo.png"));
+    ck_assert_int_eq(mkfifo(tmp("fifo.png"), 0600), 0);
+    ck_assert_int_eq(adm_image_read_png(tmp("fifo.png"), &a), ADM_ERR_IO);
+    ck_assert(strstr(adm_error_message(), "fifo.png") && strstr(adm_error_message(), "FIFO"));
+    ck_assert_int_eq(adm_image_load(tmp("fifo.png"), NULL, &a), ADM_ERR_IO);
+    ck_assert(strstr(adm_error_message(), "FIFO"));
+}
+END_TEST
+
 /* Malformed input: the error names the file and the field, the dataset
  * or the line. */
 START_TEST(test_special_inputs)
@@ -551,11 +668,13 @@ static Suite *drift_suite(void)
     tcase_add_test(tc, test_verdicts);
     tcase_add_test(tc, test_growth_gate);
     tcase_add_test(tc, test_png_roundtrip);
+    tcase_add_test(tc, test_png_variants);
     tcase_add_test(tc, test_hdf5_layouts);
     tcase_add_test(tc, test_history);
     suite_add_tcase(s, tc);
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_inputs);
+    tcase_add_test(tc, test_png_limits);
     suite_add_tcase(s, tc);
     return s;
 }
