@@ -181,6 +181,12 @@ class Cand:
         self.needs = needs
 
 
+def compile_class(cls, run, dry):
+    """The lossless class torch.compile makes of a family's eager function."""
+    return Cand(cls, "lossless", "torch.compile (Inductor, Triton) of the eager function", run, dry=dry,
+                needs="compile")
+
+
 # --------------------------------------------------------------- helpers shared by families
 
 def bf16_seq_sum(t):
@@ -403,8 +409,7 @@ class RMSNorm(Family):
         x, w = inp["x"].float(), inp["weight"].float()
         return (x * (x.pow(2).mean(-1, keepdim=True) + 1e-6).rsqrt() * w).to(inp["x"].dtype)
 
-    candidates = {"compile": Cand("compile_rmsnorm", "lossless", "torch.compile (Inductor, Triton) of the eager "
-                                  "function", _compiled.__func__, dry=_dry.__func__, needs="compile")}
+    candidates = {"compile": compile_class("compile_rmsnorm", _compiled.__func__, _dry.__func__)}
 
 
 def _adaln_eager(x, shift, scale):
@@ -460,8 +465,7 @@ class AdaLN(Family):
         return y.to(x.dtype)
 
     candidates = {
-        "compile": Cand("compile_adaln", "lossless", "torch.compile (Inductor, Triton) of the eager function",
-                        _compiled.__func__, dry=_dry.__func__, needs="compile"),
+        "compile": compile_class("compile_adaln", _compiled.__func__, _dry.__func__),
         "bf16_stats": Cand("ln_bf16_stats", "high", "LayerNorm whose mean and variance are accumulated in bf16 "
                            "(one running bf16 sum per row), the rest fused in fp32", _bf16_stats.__func__,
                            dry=_bf16_stats.__func__),
@@ -524,62 +528,11 @@ class GroupNormSiLU(Family):
         y = GroupNormSiLU._fn(GroupNormSiLU._as4d(sh, inp["x"].float()), inp["weight"].float(), inp["bias"].float())
         return GroupNormSiLU._back(sh, y).to(inp["x"].dtype)
 
-    candidates = {"compile": Cand("compile_groupnorm_silu", "lossless", "torch.compile (Inductor, Triton) of the "
-                                  "eager function", _compiled.__func__, dry=_dry.__func__, needs="compile")}
+    candidates = {"compile": compile_class("compile_groupnorm_silu", _compiled.__func__, _dry.__func__)}
 
 
 def _softmax(x):
     return x.softmax(-1)
-
-
-class Softmax(Family):
-    name, op = "softmax", "softmax"
-    reference_path = "eager torch.softmax(x, -1) in bf16"
-    corpus_shapes = [dict(tag="r128_t333", R=128, T=333, large=False),
-                     dict(tag="r64_t256_large", R=64, T=256, large=True)]
-
-    def sample_shape(self, rng):
-        T = int(rng.integers(64, 1200))
-        R = int(rng.integers(16, max(17, min(512, 300_000 // T))))
-        large = bool(rng.integers(2))
-        return dict(tag=f"r{R}_t{T}{'_large' if large else ''}", R=R, T=T, large=large)
-
-    def params(self, sh):
-        return {"axis": -1}
-
-    def inputs(self, env, sh, rng):
-        x = dit_activations(rng, sh["R"], sh["T"], max_over_p99=4.0)
-        if sh["large"]:
-            # logits of a model without qk-norm: row maxima from 20 to 200,
-            # about a third of the rows beyond fp32's exp range (88.7)
-            top = np.maximum(x.max(axis=1, keepdims=True), 1e-3)
-            x = x * np.exp(rng.uniform(np.log(20.0), np.log(200.0), (sh["R"], 1))) / top
-        else:
-            x = x * 1.5
-        return {"x": env.tensor(x, env.torch.bfloat16)}
-
-    def reference(self, env, sh, inp):
-        return _softmax(inp["x"])
-
-    @staticmethod
-    def _compiled(env, sh, inp):
-        return env.compiled("softmax", _softmax, env.dynamic)(inp["x"])
-
-    @staticmethod
-    def _dry(env, sh, inp):
-        return inp["x"].float().softmax(-1).to(inp["x"].dtype)
-
-    @staticmethod
-    def _nomax(env, sh, inp):
-        e = inp["x"].float().exp()
-        return (e / e.sum(-1, keepdim=True)).to(inp["x"].dtype)
-
-    candidates = {
-        "compile": Cand("compile_softmax", "lossless", "torch.compile (Inductor, Triton) of the eager function",
-                        _compiled.__func__, dry=_dry.__func__, needs="compile"),
-        "nomax": Cand("softmax_no_max", "high", "softmax without the max subtraction: exp(x) / sum exp(x) in fp32",
-                      _nomax.__func__, dry=_nomax.__func__, applies=lambda sh: sh["large"]),
-    }
 
 
 def _row_sum(x):
@@ -590,115 +543,48 @@ def _mean_sq(x):
     return x.float().pow(2).mean(-1)
 
 
-class RowSum(Family):
-    op = "row_sum"
-
-    def __init__(self, dtype):
-        self.dtype = dtype
-        self.name = f"row_sum_{dtype}"
-        self.reference_path = f"eager torch.sum(x, -1) in {dtype}"
-        self.corpus_shapes = ([dict(tag="r64_k1024", R=64, K=1024)] if dtype == "bf16"
-                              else [dict(tag="r64_k512", R=64, K=512)])
-        self.candidates = {"compile": Cand(f"compile_row_sum_{dtype}", "lossless", "torch.compile (Inductor, "
-                                           "Triton) of the eager function", self._compiled, dry=self._dry,
-                                           needs="compile")}
-        if dtype == "bf16":
-            self.candidates["bf16_acc"] = Cand("row_sum_bf16_acc", "high", "row sum accumulated in bf16, in order",
-                                               self._bf16_acc, dry=self._bf16_acc)
-
-    def out_dtype(self, sh):
-        return self.dtype
-
-    def sample_shape(self, rng):
-        K = int(rng.integers(64, 4096))
-        R = int(rng.integers(16, max(17, min(256, 400_000 // K))))
-        return dict(tag=f"r{R}_k{K}", R=R, K=K)
-
-    def params(self, sh):
-        return {"axis": -1}
-
-    def inputs(self, env, sh, rng):
-        t = env.torch.bfloat16 if self.dtype == "bf16" else env.torch.float32
-        return {"x": env.tensor(dit_activations(rng, sh["R"], sh["K"]), t)}
-
-    def reference(self, env, sh, inp):
-        return _row_sum(inp["x"])
-
-    def _compiled(self, env, sh, inp):
-        return env.compiled(self.name, _row_sum, env.dynamic)(inp["x"])
-
-    @staticmethod
-    def _dry(env, sh, inp):
-        return inp["x"].double().sum(-1).float().to(inp["x"].dtype)
-
-    @staticmethod
-    def _bf16_acc(env, sh, inp):
-        return bf16_seq_sum(inp["x"])
+def _gelu(approximate):
+    def fn(x):
+        return F.gelu(x, approximate=approximate)
+    return fn
 
 
-class MeanSq(Family):
-    name, op = "mean_sq", "mean_sq"
-    reference_path = "eager x.float().pow(2).mean(-1) (RMSNorm's statistic; fp32 out)"
-    corpus_shapes = [dict(tag="r64_k1024", R=64, K=1024)]
+class RowOp(Family):
+    """A one-input op along the last axis of x [R, L], the reference path
+    the eager function `fn`, torch.compile of it the lossless class and
+    `dry` its dry-run stand-in; `extra` more classes. The shape names the
+    row length `length` (T, K or C) and its tag is r{R}_{length}{L}; the
+    sweep draws L from `lengths` (a (low, high) range, or a list to choose
+    from), then R from [rows[0], max(rows[0] + 1, min(rows[1], rows[2] //
+    L))) (rows[1] None: no cap). x(rng, sh) makes x's values (default: DiT
+    activations), stored as `dtype`; the output is `out`."""
+
+    def __init__(self, name, op, reference_path, corpus_shapes, fn, dry, length, lengths, rows, params,
+                 x=None, dtype="bf16", out="bf16", extra=None):
+        self.name, self.op, self.reference_path, self.corpus_shapes = name, op, reference_path, corpus_shapes
+        self.fn, self.dry_fn, self.length, self.lengths, self.rows = fn, dry, length, lengths, rows
+        self._params, self.x, self.dtype, self.out = params, x, dtype, out
+        self.candidates = {"compile": compile_class(f"compile_{name}", self._compiled, self._dry)}
+        self.candidates.update(extra or {})
 
     def out_dtype(self, sh):
-        return "fp32"
+        return self.out
 
     def sample_shape(self, rng):
-        K = int(rng.integers(64, 4096))
-        R = int(rng.integers(16, max(17, min(256, 400_000 // K))))
-        return dict(tag=f"r{R}_k{K}", R=R, K=K)
+        if isinstance(self.lengths, tuple):
+            L = int(rng.integers(*self.lengths))
+        else:
+            L = int(rng.choice(self.lengths))
+        lo, cap, budget = self.rows
+        R = int(rng.integers(lo, max(lo + 1, budget // L if cap is None else min(cap, budget // L))))
+        return {"tag": f"r{R}_{self.length.lower()}{L}", "R": R, self.length: L}
 
     def params(self, sh):
-        return {"axis": -1}
+        return dict(self._params)
 
     def inputs(self, env, sh, rng):
-        return {"x": env.tensor(dit_activations(rng, sh["R"], sh["K"]), env.torch.bfloat16)}
-
-    def reference(self, env, sh, inp):
-        return _mean_sq(inp["x"])
-
-    @staticmethod
-    def _compiled(env, sh, inp):
-        return env.compiled("mean_sq", _mean_sq, env.dynamic)(inp["x"])
-
-    @staticmethod
-    def _dry(env, sh, inp):
-        return inp["x"].double().pow(2).mean(-1).float()
-
-    candidates = {"compile": Cand("compile_mean_sq", "lossless", "torch.compile (Inductor, Triton) of the eager "
-                                  "function", _compiled.__func__, dry=_dry.__func__, needs="compile")}
-
-
-class Gelu(Family):
-    op = "gelu"
-
-    def __init__(self, approximate):
-        self.approximate = approximate
-        self.name = f"gelu_{approximate}"
-        self.reference_path = f"eager F.gelu(x, approximate='{approximate}') in bf16"
-        self.corpus_shapes = [dict(tag="r64_c512", R=64, C=512)]
-        self.candidates = {"compile": Cand(f"compile_gelu_{approximate}", "lossless", "torch.compile (Inductor, "
-                                           "Triton) of the eager function", self._compiled, dry=self._dry,
-                                           needs="compile")}
-        a = approximate
-
-        def fn(x):
-            return F.gelu(x, approximate=a)
-        self.fn = fn
-
-    def sample_shape(self, rng):
-        C = int(rng.choice([256, 768, 1152, 3072, 12288]))
-        R = int(rng.integers(4, max(5, 300_000 // C)))
-        return dict(tag=f"r{R}_c{C}", R=R, C=C)
-
-    def params(self, sh):
-        return {"approximate": self.approximate}
-
-    def inputs(self, env, sh, rng):
-        # fc1 outputs: centred a little below zero, DiT-like spread
-        x = dit_activations(rng, sh["R"], sh["C"]) * 1.2 - 0.3
-        return {"x": env.tensor(x, env.torch.bfloat16)}
+        x = self.x(rng, sh) if self.x else dit_activations(rng, sh["R"], sh[self.length])
+        return {"x": env.tensor(x, env.torch.bfloat16 if self.dtype == "bf16" else env.torch.float32)}
 
     def reference(self, env, sh, inp):
         return self.fn(inp["x"])
@@ -707,7 +593,67 @@ class Gelu(Family):
         return env.compiled(self.name, self.fn, env.dynamic)(inp["x"])
 
     def _dry(self, env, sh, inp):
-        return self.fn(inp["x"].float()).to(inp["x"].dtype)
+        return self.dry_fn(inp["x"])
+
+
+class Softmax(RowOp):
+    """Softmax over rows of logits, a third of the sweep's shapes large."""
+
+    def __init__(self):
+        super().__init__("softmax", "softmax", "eager torch.softmax(x, -1) in bf16",
+                         [dict(tag="r128_t333", R=128, T=333, large=False),
+                          dict(tag="r64_t256_large", R=64, T=256, large=True)],
+                         _softmax, lambda x: x.float().softmax(-1).to(x.dtype), "T", (64, 1200), (16, 512, 300_000),
+                         {"axis": -1}, x=self._logits,
+                         extra={"nomax": Cand("softmax_no_max", "high", "softmax without the max subtraction: exp(x) "
+                                              "/ sum exp(x) in fp32", self._nomax, dry=self._nomax,
+                                              applies=lambda sh: sh["large"])})
+
+    def sample_shape(self, rng):
+        sh = super().sample_shape(rng)
+        sh["large"] = bool(rng.integers(2))
+        if sh["large"]:
+            sh["tag"] += "_large"
+        return sh
+
+    @staticmethod
+    def _logits(rng, sh):
+        x = dit_activations(rng, sh["R"], sh["T"], max_over_p99=4.0)
+        if sh["large"]:
+            # logits of a model without qk-norm: row maxima from 20 to 200,
+            # about a third of the rows beyond fp32's exp range (88.7)
+            top = np.maximum(x.max(axis=1, keepdims=True), 1e-3)
+            return x * np.exp(rng.uniform(np.log(20.0), np.log(200.0), (sh["R"], 1))) / top
+        return x * 1.5
+
+    @staticmethod
+    def _nomax(env, sh, inp):
+        e = inp["x"].float().exp()
+        return (e / e.sum(-1, keepdim=True)).to(inp["x"].dtype)
+
+
+def row_sum(dtype):
+    bf16_acc = Cand("row_sum_bf16_acc", "high", "row sum accumulated in bf16, in order",
+                    lambda env, sh, inp: bf16_seq_sum(inp["x"]), dry=lambda env, sh, inp: bf16_seq_sum(inp["x"]))
+    return RowOp(f"row_sum_{dtype}", "row_sum", f"eager torch.sum(x, -1) in {dtype}",
+                 [dict(tag="r64_k1024", R=64, K=1024)] if dtype == "bf16" else [dict(tag="r64_k512", R=64, K=512)],
+                 _row_sum, lambda x: x.double().sum(-1).float().to(x.dtype), "K", (64, 4096), (16, 256, 400_000),
+                 {"axis": -1}, dtype=dtype, out=dtype, extra={"bf16_acc": bf16_acc} if dtype == "bf16" else None)
+
+
+def mean_sq():
+    return RowOp("mean_sq", "mean_sq", "eager x.float().pow(2).mean(-1) (RMSNorm's statistic; fp32 out)",
+                 [dict(tag="r64_k1024", R=64, K=1024)], _mean_sq, lambda x: x.double().pow(2).mean(-1).float(),
+                 "K", (64, 4096), (16, 256, 400_000), {"axis": -1}, out="fp32")
+
+
+def gelu(approximate):
+    fn = _gelu(approximate)
+    # fc1 outputs: centred a little below zero, DiT-like spread
+    return RowOp(f"gelu_{approximate}", "gelu", f"eager F.gelu(x, approximate='{approximate}') in bf16",
+                 [dict(tag="r64_c512", R=64, C=512)], fn, lambda x: fn(x.float()).to(x.dtype), "C",
+                 [256, 768, 1152, 3072, 12288], (4, None, 300_000), {"approximate": approximate},
+                 x=lambda rng, sh: dit_activations(rng, sh["R"], sh["C"]) * 1.2 - 0.3)
 
 
 class LinearGelu(Family):
@@ -787,8 +733,8 @@ class SplitK(Family):
                                  "partials summed in fp32, rounded once", _splitk.__func__, dry=_splitk.__func__)}
 
 
-FAMILIES = [Attention(), RMSNorm(), AdaLN(), GroupNormSiLU(), Softmax(), RowSum("bf16"), RowSum("fp32"),
-            MeanSq(), Gelu("tanh"), Gelu("none"), LinearGelu(), SplitK()]
+FAMILIES = [Attention(), RMSNorm(), AdaLN(), GroupNormSiLU(), Softmax(), row_sum("bf16"), row_sum("fp32"),
+            mean_sq(), gelu("tanh"), gelu("none"), LinearGelu(), SplitK()]
 
 
 def classes():
