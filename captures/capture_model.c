@@ -95,10 +95,11 @@ adm_capture *adm_cap_new(void)
 
 /* ---------------------------------------------------------------- accessors */
 
+/* Entry i of l; {NULL, NULL} where l is NULL or has no entry i. */
 static adm_named_tensor named(const adm_entry_list *l, int i)
 {
     adm_named_tensor r = {NULL, NULL};
-    if (i >= 0 && i < l->n) {
+    if (l && i >= 0 && i < l->n) {
         r.name = l->v[i].name;
         r.tensor = &l->v[i].t;
     }
@@ -109,6 +110,16 @@ static const adm_special *special_at(const adm_capture *c, int i)
 {
     return (i >= 0 && i < c->n_specials) ? &c->specials[i] : NULL;
 }
+
+/* Special case i's inputs (candidates 0) or candidates (1); NULL where
+ * there is no case i. */
+static const adm_entry_list *special_list(const adm_capture *c, int i, int candidates)
+{
+    const adm_special *s = special_at(c, i);
+    return !s ? NULL : candidates ? &s->candidates : &s->inputs;
+}
+
+static int count_of(const adm_entry_list *l) { return l ? l->n : 0; }
 
 const char *adm_capture_path(const adm_capture *c) { return c->path; }
 int adm_capture_version(const adm_capture *c) { return c->version; }
@@ -141,17 +152,10 @@ const char *adm_capture_special_name(const adm_capture *c, int i)
     return s ? s->name : NULL;
 }
 
-int adm_capture_special_input_count(const adm_capture *c, int i)
-{
-    const adm_special *s = special_at(c, i);
-    return s ? s->inputs.n : 0;
-}
-
+int adm_capture_special_input_count(const adm_capture *c, int i) { return count_of(special_list(c, i, 0)); }
 adm_named_tensor adm_capture_special_input(const adm_capture *c, int i, int j)
 {
-    const adm_special *s = special_at(c, i);
-    adm_named_tensor none = {NULL, NULL};
-    return s ? named(&s->inputs, j) : none;
+    return named(special_list(c, i, 0), j);
 }
 
 const adm_tensor *adm_capture_special_reference(const adm_capture *c, int i)
@@ -166,17 +170,10 @@ adm_status adm_capture_special_refusal(const adm_capture *c, int i)
     return s ? s->refusal : ADM_OK;
 }
 
-int adm_capture_special_candidate_count(const adm_capture *c, int i)
-{
-    const adm_special *s = special_at(c, i);
-    return s ? s->candidates.n : 0;
-}
-
+int adm_capture_special_candidate_count(const adm_capture *c, int i) { return count_of(special_list(c, i, 1)); }
 adm_named_tensor adm_capture_special_candidate(const adm_capture *c, int i, int j)
 {
-    const adm_special *s = special_at(c, i);
-    adm_named_tensor none = {NULL, NULL};
-    return s ? named(&s->candidates, j) : none;
+    return named(special_list(c, i, 1), j);
 }
 
 /* ---------------------------------------------------------------- building */

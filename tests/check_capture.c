@@ -143,6 +143,18 @@ static void roundtrip(int gzip)
     ck_assert(adm_tensor_numel(adm_capture_special_input(r, 0, 0).tensor) == 0);
     ck_assert_ptr_nonnull(adm_capture_special_reference(r, 0));
     ck_assert_int_eq(adm_capture_special_candidate_count(r, 0), 1);
+    ck_assert_str_eq(adm_capture_special_input(r, 0, 1).name, "w");
+    ck_assert_str_eq(adm_capture_special_candidate(r, 0, 0).name, "fp8");
+    ck_assert_int_eq(adm_capture_special_candidate_count(r, 1), 0);
+    /* no such case or entry: empty, never a crash */
+    for (int i = -1; i <= 2; i += 3) {
+        ck_assert_int_eq(adm_capture_special_input_count(r, i), 0);
+        ck_assert_int_eq(adm_capture_special_candidate_count(r, i), 0);
+        ck_assert_ptr_null(adm_capture_special_input(r, i, 0).name);
+        ck_assert_ptr_null(adm_capture_special_candidate(r, i, 0).tensor);
+    }
+    ck_assert_ptr_null(adm_capture_special_input(r, 0, 2).tensor);
+    ck_assert_ptr_null(adm_capture_special_candidate(r, 0, -1).name);
     ck_assert_int_eq(adm_capture_special_refusal(r, 0), ADM_OK);
     ck_assert_ptr_null(adm_capture_special_reference(r, 1));
     ck_assert_int_eq(adm_capture_special_refusal(r, 1), ADM_ERR_SHAPE);
