@@ -88,6 +88,12 @@ void adm_error_clear(void);
  * line; it never cuts an escape or a UTF-8 sequence in two. Returns the
  * length the whole escaped text needs (without the NUL). */
 size_t adm_text_escape(char *out, size_t cap, const char *in);
+/* The same for XML and HTML text and attribute values: everything
+ * adm_text_escape escapes, written as it writes it (XML 1.0 allows most
+ * control characters not even as character references, and no malformed
+ * UTF-8), then & < > " ' as entities. The one escaper of every XML and
+ * HTML report (JUnit, the verdict page, the drift page). */
+size_t adm_xml_escape(char *out, size_t cap, const char *in);
 /* 1 when s is well-formed UTF-8 without control characters (nothing for
  * adm_text_escape to change). */
 int adm_text_clean(const char *s);

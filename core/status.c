@@ -112,6 +112,40 @@ size_t adm_text_escape(char *out, size_t cap, const char *in)
     return need;
 }
 
+size_t adm_xml_escape(char *out, size_t cap, const char *in)
+{
+    const unsigned char *p = (const unsigned char *)(in ? in : "");
+    size_t need = 0, end = 0;
+    int fits = 1;
+    while (*p) {
+        char e[8];
+        int n = escape_at(p, e);
+        if (!e[0]) {
+            switch (*p) {
+            case '&': strcpy(e, "&amp;"); break;
+            case '<': strcpy(e, "&lt;"); break;
+            case '>': strcpy(e, "&gt;"); break;
+            case '"': strcpy(e, "&quot;"); break;
+            case '\'': strcpy(e, "&#39;"); break;
+            default: break;
+            }
+        }
+        {
+            size_t len = e[0] ? strlen(e) : (size_t)n;
+            if (fits && need + len < cap) {
+                memcpy(out + need, e[0] ? e : (const char *)p, len);
+                end = need + len;
+            } else {
+                fits = 0;
+            }
+            need += len;
+        }
+        p += n;
+    }
+    if (cap) out[end] = '\0';
+    return need;
+}
+
 int adm_text_clean(const char *s)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");

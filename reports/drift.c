@@ -49,15 +49,17 @@ void drift_printf(drift_buf *b, const char *fmt, ...)
 
 void drift_xml(drift_buf *b, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': drift_puts(b, "&amp;"); break;
-        case '<': drift_puts(b, "&lt;"); break;
-        case '>': drift_puts(b, "&gt;"); break;
-        case '"': drift_puts(b, "&quot;"); break;
-        default: drift_put(b, s, 1);
+    char small[512], *buf = small;
+    size_t need = adm_xml_escape(small, sizeof small, s);
+    if (need >= sizeof small) {
+        if (!(buf = malloc(need + 1))) {
+            b->oom = 1;
+            return;
         }
+        adm_xml_escape(buf, need + 1, s);
     }
+    drift_put(b, buf, need);
+    if (buf != small) free(buf);
 }
 
 const char *drift_db(double psnr, char *buf, size_t n)

@@ -45,7 +45,7 @@ void drift_printf(drift_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Text with &, <, >, " escaped. */
+/* XML and HTML text, escaped by adm_xml_escape. */
 void drift_xml(drift_buf *b, const char *s);
 /* "inf" for +Inf, else %.*f. */
 const char *drift_db(double psnr, char *buf, size_t n);

@@ -413,7 +413,7 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
     return ADM_OK;
 }
 
-/* XML text with &, <, >, " escaped, appended to a growing buffer. */
+/* A growing text buffer; out of memory is sticky and checked once. */
 typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
 
 static void put(sbuf *b, const char *s, size_t n)
@@ -433,28 +433,16 @@ static void put(sbuf *b, const char *s, size_t n)
 
 static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
 
-/* XML (and HTML) text: control characters and malformed UTF-8 escaped
- * first (XML 1.0 allows neither, even as character references), then the
- * markup characters. */
+/* XML (and HTML) text, escaped by adm_xml_escape. */
 static void xml(sbuf *b, const char *raw)
 {
     char small[512], *buf = small;
-    const char *s;
-    size_t need = adm_text_escape(small, sizeof small, raw);
+    size_t need = adm_xml_escape(small, sizeof small, raw);
     if (need >= sizeof small) {
         if (!(buf = malloc(need + 1))) { b->oom = 1; return; }
-        adm_text_escape(buf, need + 1, raw);
+        adm_xml_escape(buf, need + 1, raw);
     }
-    for (s = buf; *s; s++) {
-        switch (*s) {
-        case '&': puts_(b, "&amp;"); break;
-        case '<': puts_(b, "&lt;"); break;
-        case '>': puts_(b, "&gt;"); break;
-        case '"': puts_(b, "&quot;"); break;
-        case '\'': puts_(b, "&#39;"); break;
-        default: put(b, s, 1);
-        }
-    }
+    put(b, buf, need);
     if (buf != small) free(buf);
 }
 

@@ -239,6 +239,30 @@ START_TEST(test_text_escape)
 }
 END_TEST
 
+/* XML and HTML text: the same escapes, then the markup characters. */
+static const text_case xml_cases[] = {
+    {"plain.h5", "plain.h5", 1},
+    {"a<b>&\"c'd", "a&lt;b&gt;&amp;&quot;c&#39;d", 1},
+    {"it's\x01", "it&#39;s\\x01", 0},
+    {"caf\xc3\xa9 & \xe2\x82\xac", "caf\xc3\xa9 &amp; \xe2\x82\xac", 1},
+    {"\xff<\xc2\x9b", "\\xff&lt;\\u009b", 0},
+    {"line\nnext", "line\\nnext", 0},
+    {"", "", 1},
+};
+
+START_TEST(test_xml_escape)
+{
+    const text_case *t = &xml_cases[_i];
+    char out[128];
+    size_t n = adm_xml_escape(out, sizeof out, t->in);
+    ck_assert_str_eq(out, t->out);
+    ck_assert_uint_eq(n, strlen(t->out));
+    /* never an entity cut in two */
+    ck_assert_uint_eq(adm_xml_escape(out, 5, "ab&c"), 8);
+    ck_assert_str_eq(out, "ab");
+}
+END_TEST
+
 START_TEST(test_text_special)
 {
     char out[8];
@@ -725,6 +749,7 @@ static Suite *core_suite(void)
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_values);
     tcase_add_loop_test(tc, test_text_escape, 0, (int)(sizeof text_cases / sizeof text_cases[0]));
+    tcase_add_loop_test(tc, test_xml_escape, 0, (int)(sizeof xml_cases / sizeof xml_cases[0]));
     tcase_add_test(tc, test_text_special);
     tcase_add_loop_test(tc, test_name_check, 0, (int)(sizeof name_cases / sizeof name_cases[0]));
     tcase_add_test(tc, test_name_special);

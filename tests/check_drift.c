@@ -654,6 +654,45 @@ START_TEST(test_history)
 }
 END_TEST
 
+/* Names from the caller reach the HTML page escaped as the kernel
+ * reports escape them (one escaper): control characters and malformed
+ * UTF-8 written visibly (XML 1.0 allows neither), the markup characters
+ * and the apostrophe as entities. */
+START_TEST(test_html_escapes_names)
+{
+    adm_drift *d;
+    adm_image base;
+    FILE *f;
+    char *page, *line, *save = NULL;
+    long n;
+    ck_assert_int_eq(adm_image_alloc(&base, 1, 8, 8, 1), ADM_OK);
+    fill(&base, 1, 0.1);
+    ck_assert_int_eq(adm_drift_create("title\x01with a control character", &d), ADM_OK);
+    add_arm(d, "ref", &base, 0);
+    add_arm(d, "alt", &base, 1);
+    ck_assert_int_eq(adm_drift_add_pair(d, "it's <b>\x1b[31m", ADM_DRIFT_TIER, ADM_TIER_HIGH, "ref", "alt"), ADM_OK);
+    ck_assert_int_eq(adm_drift_add_note(d, "caf\xe9 in Latin-1"), ADM_OK);
+    ck_assert_int_eq(adm_drift_evaluate(d), ADM_OK);
+    ck_assert_int_eq(adm_drift_write_html(d, tmp("esc"), NULL), ADM_OK);
+    adm_drift_free(d);
+    adm_image_free(&base);
+    ck_assert_ptr_nonnull(f = fopen(tmp("esc/index.html"), "rb"));
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    ck_assert_ptr_nonnull(page = calloc(1, (size_t)n + 1));
+    ck_assert_int_eq((long)fread(page, 1, (size_t)n, f), n);
+    fclose(f);
+    ck_assert_int_eq((long)strlen(page), n); /* no NUL */
+    ck_assert_msg(strstr(page, "it&#39;s &lt;b&gt;\\x1b[31m") && !strstr(page, "it's"), "the pair's name is not escaped");
+    ck_assert(strstr(page, "title\\x01with") && strstr(page, "caf\\xe9 in"));
+    /* every line well-formed UTF-8 without control characters */
+    for (line = strtok_r(page, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        ck_assert_msg(adm_text_clean(line), "a control character or malformed UTF-8 in: %.80s", line);
+    free(page);
+}
+END_TEST
+
 static Suite *drift_suite(void)
 {
     Suite *s = suite_create("drift");
@@ -675,6 +714,7 @@ static Suite *drift_suite(void)
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_inputs);
     tcase_add_test(tc, test_png_limits);
+    tcase_add_test(tc, test_html_escapes_names);
     suite_add_tcase(s, tc);
     return s;
 }
