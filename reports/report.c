@@ -1,5 +1,6 @@
 /* The verdict table, JSON and JUnit XML. */
 #include "adm_report.h"
+#include "adm_commit.h" /* ADM_GIT_COMMIT, written at build time (cmake/commit_stamp.cmake) */
 
 #include <errno.h>
 #include <jansson.h>
@@ -125,8 +126,8 @@ static void run_context(const adm_report *r, int *n, const char **keys, const ch
     host[255] = '\0';
     keys[k] = "date", vals[k++] = date;
     keys[k] = "admit", vals[k++] = ADM_VERSION_STRING;
-#ifdef ADM_GIT_DESCRIBE
-    keys[k] = "commit", vals[k++] = commit && *commit ? commit : ADM_GIT_DESCRIBE;
+#ifdef ADM_GIT_COMMIT
+    keys[k] = "commit", vals[k++] = commit && *commit ? commit : ADM_GIT_COMMIT;
 #else
     keys[k] = "commit", vals[k++] = commit && *commit ? commit : "unknown (set ADMIT_COMMIT)";
 #endif
