@@ -87,6 +87,20 @@ expect 0 "two processes over pipes" -- "$admit" drift $T --band-tolerance 1 --tp
 check "TP2 over processes is the emulated TP2" cmp "$work/em/exact_tp2.png" "$work/pr/exact_tp2.png"
 check "the lossless TP2 arm too" cmp "$work/em/lossless_tp2.png" "$work/pr/lossless_tp2.png"
 expect 0 "fc1        linear+gelu" -- "$admit" drift --toy --sites
+# The default table: never a path compiled in. From another working folder
+# an admit-kernel in a build folder of the checkout finds the checkout's;
+# one where no table is (a copy in bin/ of a bare folder) names the places
+# it tried and --table, exit 2.
+if [ "$(cd "$(dirname "$admit")/.." && pwd -P)" = "$(cd "$src" && pwd -P)" ]; then
+    expect 0 "tiers from $(cd "$src" && pwd -P)/fusions/toy.json" -- \
+        sh -c 'cd "$1" && shift && exec "$@"' - "$work" "$admit" drift $T --depth 2 --band-tolerance 1
+fi
+mkdir -p "$work/bare/bin" && cp "$admit" "$work/bare/bin/"
+bare=$(cd "$work/bare" && pwd -P)
+expect 2 "not in ./fusions/toy.json, $bare/fusions/toy.json or $bare/share/admit/fusions/toy.json" \
+    "give one with --table FILE" -- sh -c 'cd "$1" && shift && exec "$@"' - "$bare" "$bare/bin/admit-kernel" drift $T
+expect 0 "tiers from $src/fusions/toy.json" -- \
+    sh -c 'cd "$1" && shift && exec "$@"' - "$bare" "$bare/bin/admit-kernel" drift $T --depth 2 --band-tolerance 1 --table "$src/fusions/toy.json"
 expect 2 "site 'fc1'" "no implementation 'nope'" -- "$admit" drift $T --mount fc1=nope
 expect 2 "no entry named 'nope'" -- "$admit" drift $T --high nope
 expect 2 "--toy makes its own arms" -- "$admit" drift $T --arm a=$work/a.png

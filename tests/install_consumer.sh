@@ -17,4 +17,13 @@ PKG_CONFIG_PATH="$libdir/pkgconfig" cc -std=c11 $flags "$src/main.c" -o "$work/p
 LD_LIBRARY_PATH="$libdir" "$work/pc_consumer"
 test -x "$work/prefix/bin/admit-kernel"
 test -f "$work/prefix/share/admit/admit_capture.py"
-echo "install_consumer: 1 passed, 0 failed"
+# the installed admit-kernel finds the toy's fusion table in share/admit,
+# whatever the working folder
+table=$(cd "$work/prefix" && pwd -P)/share/admit/fusions/toy.json
+out=$(cd "$work" && LD_LIBRARY_PATH="$libdir" "$work/prefix/bin/admit-kernel" drift --toy --grid 8 --blocks 2 \
+      --steps 2 --depth 2 --band-tolerance 1 2>&1) || { printf "FAIL: installed drift --toy\n%s\n" "$out"; exit 1; }
+case $out in
+*"tiers from $table"*) ;;
+*) printf "FAIL: the installed toy did not read %s\n%s\n" "$table" "$out"; exit 1 ;;
+esac
+echo "install_consumer: 2 passed, 0 failed"

@@ -134,7 +134,8 @@ adm_status adm_toy_run_processes(const adm_toy *t, const adm_toy_tier *tier, adm
 
 typedef struct adm_toy_options {
     adm_toy_config config;
-    const char *table;        /* NULL: fusions/toy.json (here, else the source tree's) */
+    const char *table;        /* NULL: fusions/toy.json here, beside the executable's folder, or installed
+                               * (share/admit/fusions/toy.json); ADM_ERR_NOT_FOUND when in none */
     const char *high;         /* NULL: flux2_nvfp4_fc1_swiglu_quant */
     int depth;                /* compounding: blocks of the layer run, steps of the step run (16) */
     char **mounts;            /* SITE=IMPL for the lossless tier */

@@ -12,10 +12,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef ADM_SOURCE_DIR
-#define ADM_SOURCE_DIR "."
-#endif
-
 /* ---------------------------------------------------------------- options */
 
 void adm_toy_options_default(adm_toy_options *o)
@@ -299,12 +295,41 @@ done:
 
 /* ---------------------------------------------------------------- the report */
 
-static const char *default_table(void)
+/* The toy's fusion table when none is given, the first readable of:
+ * fusions/toy.json in the current folder (a checkout's root); beside the
+ * executable's folder (a build folder in a checkout: build/admit-kernel,
+ * fusions/toy.json); in the installed data folder (bin/admit-kernel,
+ * share/admit/fusions/toy.json). Never a path compiled in: that would
+ * name the build machine's source folder. ADM_ERR_NOT_FOUND naming every
+ * place tried and --table otherwise. */
+static adm_status default_table(char *path, size_t n)
 {
-    static char path[1024];
-    if (access("fusions/toy.json", R_OK) == 0) return "fusions/toy.json";
-    snprintf(path, sizeof path, "%s/fusions/toy.json", ADM_SOURCE_DIR);
-    return path;
+    static const char *const beside[2] = {"fusions/toy.json", "share/admit/fusions/toy.json"};
+    char exe[4096], tried[2][4200];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    char *slash;
+    int k = 0;
+    if (access("fusions/toy.json", R_OK) == 0) {
+        snprintf(path, n, "fusions/toy.json");
+        return ADM_OK;
+    }
+    if (len > 0) {
+        exe[len] = '\0';
+        /* the executable's folder, then its parent: /proc/self/exe has no
+         * symbolic links and no . or .. in it */
+        for (int up = 0; up < 2 && (slash = strrchr(exe, '/')); up++) *slash = '\0';
+        for (k = 0; k < 2; k++) {
+            snprintf(tried[k], sizeof tried[k], "%s/%s", exe, beside[k]);
+            if (access(tried[k], R_OK) == 0) {
+                if ((size_t)snprintf(path, n, "%s", tried[k]) < n) return ADM_OK;
+                return ADM_FAIL(ADM_ERR_OVERFLOW, "the toy's fusion table %s: a path longer than %zu bytes; give "
+                                "it with --table FILE", tried[k], n - 1);
+            }
+        }
+    }
+    return ADM_FAIL(ADM_ERR_NOT_FOUND, "the toy's fusion table is not in ./fusions/toy.json%s%s%s%s; give one "
+                    "with --table FILE (the repository's fusions/toy.json)", k ? ", " : "", k ? tried[0] : "",
+                    k > 1 ? " or " : "", k > 1 ? tried[1] : "");
 }
 
 #define DEFAULT_HIGH "flux2_nvfp4_fc1_swiglu_quant"
@@ -386,7 +411,8 @@ static adm_status arm(const adm_toy *t, const adm_toy_tier *tier, int tp, adm_to
 
 adm_status adm_toy_drift(const adm_toy_options *o, adm_drift *d, int set_title)
 {
-    const char *table = o->table ? o->table : default_table();
+    char found[1024];
+    const char *table = o->table;
     adm_toy *t = NULL;
     adm_toy_tier ex, ll0, ll, h0, hi;
     adm_image img;
@@ -394,6 +420,10 @@ adm_status adm_toy_drift(const adm_toy_options *o, adm_drift *d, int set_title)
     adm_status st;
     char note[1200], title[300];
     const adm_toy_config *c = &o->config;
+    if (!table) {
+        ADM_TRY(default_table(found, sizeof found));
+        table = found;
+    }
     if ((st = adm_toy_tier_from_table(table, ADM_TIER_EXACT, NULL, &ex)) != ADM_OK ||
         (st = adm_toy_tier_from_table(table, ADM_TIER_LOSSLESS, NULL, &ll0)) != ADM_OK)
         return st;
