@@ -8,59 +8,11 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------- text */
-
-void drift_put(drift_buf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = (b->cap ? 2 * b->cap : 4096) + n;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-void drift_puts(drift_buf *b, const char *s) { drift_put(b, s, strlen(s)); }
-
-void drift_printf(drift_buf *b, const char *fmt, ...)
-{
-    char t[1024];
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(t, sizeof t, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    drift_put(b, t, (size_t)n < sizeof t ? (size_t)n : sizeof t - 1);
-}
-
-void drift_xml(drift_buf *b, const char *s)
-{
-    char small[512], *buf = small;
-    size_t need = adm_xml_escape(small, sizeof small, s);
-    if (need >= sizeof small) {
-        if (!(buf = malloc(need + 1))) {
-            b->oom = 1;
-            return;
-        }
-        adm_xml_escape(buf, need + 1, s);
-    }
-    drift_put(b, buf, need);
-    if (buf != small) free(buf);
-}
 
 const char *drift_db(double psnr, char *buf, size_t n)
 {
@@ -929,10 +881,10 @@ adm_status adm_drift_history_append(const adm_drift *d, const char *path)
     {
         FILE *f = fopen(path, "rb");
         if (f) {
-            drift_buf b = {0};
+            adm_buf b = {0};
             char chunk[65536];
             size_t n;
-            while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) drift_put(&b, chunk, n);
+            while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) adm_buf_put(&b, chunk, n);
             fclose(f);
             if (b.oom) {
                 free(b.p);
@@ -950,13 +902,13 @@ adm_status adm_drift_history_append(const adm_drift *d, const char *path)
         return ADM_FAIL(ADM_ERR_NOMEM, "history: out of memory");
     }
     {
-        drift_buf b = {0};
+        adm_buf b = {0};
         if (oldn) {
-            drift_put(&b, old, oldn);
-            if (old[oldn - 1] != '\n') drift_puts(&b, "\n");
+            adm_buf_put(&b, old, oldn);
+            if (old[oldn - 1] != '\n') adm_buf_puts(&b, "\n");
         }
-        drift_puts(&b, text);
-        drift_puts(&b, "\n");
+        adm_buf_puts(&b, text);
+        adm_buf_puts(&b, "\n");
         st = b.oom ? ADM_FAIL(ADM_ERR_NOMEM, "history: out of memory") : adm_write_atomic(path, b.p, b.n);
         free(b.p);
     }

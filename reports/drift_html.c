@@ -79,7 +79,7 @@ static double row_psnr(json_t *v)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void svg_history(drift_buf *b, const adm_drift *d, json_t *rows)
+static void svg_history(adm_buf *b, const adm_drift *d, json_t *rows)
 {
     const int W = 1000, H = 340, L = 60, R = 340, T = 20, B = 50;
     const int pw = W - L - R, ph = H - T - B;
@@ -139,37 +139,37 @@ static void svg_history(drift_buf *b, const adm_drift *d, json_t *rows)
     {
 #define X(q) (L + (nn > 1 ? (double)(q) * pw / (double)(nn - 1) : pw / 2.0))
 #define Y(v) (T + ph - ((isinf(v) ? hi : (v)) - lo) * ph / (hi - lo))
-        drift_printf(b, "<svg class=\"plot\" width=\"%d\" height=\"%d\" role=\"img\" viewBox=\"0 0 %d %d\">"
+        adm_buf_printf(b, "<svg class=\"plot\" width=\"%d\" height=\"%d\" role=\"img\" viewBox=\"0 0 %d %d\">"
                      "<title>PSNR per comparison over nights; the band shaded</title>\n", W, H, W, H);
-        drift_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#888\"/>\n", L, T, pw,
+        adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#888\"/>\n", L, T, pw,
                      ph);
         /* the band: the region of PSNR at least the band's (inside it) */
         {
             int any = 0;
             for (size_t q = 0; q < nn; q++) any |= isfinite(band[q]) || isinf(band[q]);
             if (any) {
-                drift_printf(b, "<polygon fill=\"#cfe8cf\" stroke=\"#5a9a5a\" stroke-width=\"1.5\" points=\"");
+                adm_buf_printf(b, "<polygon fill=\"#cfe8cf\" stroke=\"#5a9a5a\" stroke-width=\"1.5\" points=\"");
                 if (nn == 1) {
-                    drift_printf(b, "%d,%.1f %d,%.1f %d,%d %d,%d", L, Y(band[0]), L + pw, Y(band[0]), L + pw, T, L, T);
+                    adm_buf_printf(b, "%d,%.1f %d,%.1f %d,%d %d,%d", L, Y(band[0]), L + pw, Y(band[0]), L + pw, T, L, T);
                 } else {
                     for (size_t q = 0; q < nn; q++)
-                        drift_printf(b, "%.1f,%.1f ", X(q), Y(isnan(band[q]) ? hi : band[q]));
-                    drift_printf(b, "%.1f,%d %.1f,%d", X(nn - 1), T, X(0), T);
+                        adm_buf_printf(b, "%.1f,%.1f ", X(q), Y(isnan(band[q]) ? hi : band[q]));
+                    adm_buf_printf(b, "%.1f,%d %.1f,%d", X(nn - 1), T, X(0), T);
                 }
-                drift_printf(b, "\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#3a7a3a\">inside the TP1/TP2 band"
+                adm_buf_printf(b, "\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#3a7a3a\">inside the TP1/TP2 band"
                              "</text>\n", L + 6, T + 14);
             }
         }
         /* grid and the y axis */
         for (double v = lo; v <= hi + 1e-9; v += 5) {
-            drift_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+            adm_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                          "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%g</text>\n",
                          L, L + pw, Y(v), Y(v), L - 6, Y(v) + 4, v);
         }
-        drift_printf(b, "<text x=\"14\" y=\"%d\" font-size=\"12\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\">"
+        adm_buf_printf(b, "<text x=\"14\" y=\"%d\" font-size=\"12\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\">"
                      "PSNR (dB), higher is closer</text>\n", T + ph / 2, T + ph / 2);
         /* the floor */
-        drift_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#c00\" stroke-dasharray=\"6 4\"/>"
+        adm_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#c00\" stroke-dasharray=\"6 4\"/>"
                      "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" fill=\"#c00\" text-anchor=\"end\">floor %g dB</text>\n",
                      L, L + pw, Y(d->use_psnr), Y(d->use_psnr), L + pw - 4, Y(d->use_psnr) - 4, d->use_psnr);
         /* nights on the x axis: at most about 10 labels */
@@ -178,11 +178,11 @@ static void svg_history(drift_buf *b, const adm_drift *d, json_t *rows)
             json_array_foreach(rows, i, row) {
                 const char *date = json_string_value(json_object_get(row, "date"));
                 if (i % step && i != nn - 1) continue;
-                drift_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">", X(i), T + ph + 16);
-                drift_xml(b, date ? date : "?");
-                drift_puts(b, "</text>\n");
+                adm_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">", X(i), T + ph + 16);
+                adm_buf_xml(b, date ? date : "?");
+                adm_buf_puts(b, "</text>\n");
             }
-            drift_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">night</text>\n", L + pw / 2,
+            adm_buf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">night</text>\n", L + pw / 2,
                          T + ph + 36);
         }
         /* the comparisons */
@@ -191,33 +191,33 @@ static void svg_history(drift_buf *b, const adm_drift *d, json_t *rows)
             int open = 0;
             for (size_t q = 0; q < nn; q++) {
                 if (isnan(s[j].y[q])) {
-                    if (open) drift_puts(b, "\"/>\n");
+                    if (open) adm_buf_puts(b, "\"/>\n");
                     open = 0;
                     continue;
                 }
-                if (!open) drift_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
-                drift_printf(b, "%.1f,%.1f ", X(q), Y(s[j].y[q]));
+                if (!open) adm_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+                adm_buf_printf(b, "%.1f,%.1f ", X(q), Y(s[j].y[q]));
                 open = 1;
             }
-            if (open) drift_puts(b, "\"/>\n");
+            if (open) adm_buf_puts(b, "\"/>\n");
             for (size_t q = 0; q < nn; q++) {
                 if (isnan(s[j].y[q])) continue;
                 if (isinf(s[j].y[q]))
-                    drift_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"#fff\" stroke=\"%s\" stroke-width=\"2\">"
+                    adm_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"#fff\" stroke=\"%s\" stroke-width=\"2\">"
                                  "<title>identical (PSNR inf)</title></circle>\n", X(q), Y(s[j].y[q]), col);
                 else
-                    drift_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>%.2f dB</title></circle>\n",
+                    adm_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>%.2f dB</title></circle>\n",
                                  X(q), Y(s[j].y[q]), col, s[j].y[q]);
             }
-            drift_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
+            adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
                          "font-size=\"12\">", L + pw + 14, T + 10 + 20 * j, col, L + pw + 34, T + 15 + 20 * j);
-            drift_xml(b, s[j].name);
-            drift_puts(b, "</text>\n");
+            adm_buf_xml(b, s[j].name);
+            adm_buf_puts(b, "</text>\n");
         }
-        drift_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"10\" fill=\"#cfe8cf\" stroke=\"#5a9a5a\"/>"
+        adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"10\" fill=\"#cfe8cf\" stroke=\"#5a9a5a\"/>"
                      "<text x=\"%d\" y=\"%d\" font-size=\"12\">the band (TP1 vs TP2) and above</text>\n",
                      L + pw + 14, T + 4 + 20 * ns, L + pw + 34, T + 13 + 20 * ns);
-        drift_puts(b, "</svg>\n");
+        adm_buf_puts(b, "</svg>\n");
 #undef X
 #undef Y
     }
@@ -228,7 +228,7 @@ out:
 
 /* ---------------------------------------------------------------- growth with depth */
 
-static void svg_growth(drift_buf *b, const adm_drift *d, const char *group)
+static void svg_growth(adm_buf *b, const adm_drift *d, const char *group)
 {
     const int W = 1000, H = 380, L = 70, R = 340, T = 20, B = 50;
     const int pw = W - L - R, ph = H - T - B;
@@ -254,27 +254,27 @@ static void svg_growth(drift_buf *b, const adm_drift *d, const char *group)
     {
 #define GX(v) (L + (log10(v) - log10(xlo)) * pw / (log10(xhi) - log10(xlo)))
 #define GY(v) (T + ph - (log10(v) - log10(ylo)) * ph / (log10(yhi) - log10(ylo)))
-        drift_printf(b, "<svg class=\"plot\" width=\"%d\" height=\"%d\" role=\"img\" viewBox=\"0 0 %d %d\">"
+        adm_buf_printf(b, "<svg class=\"plot\" width=\"%d\" height=\"%d\" role=\"img\" viewBox=\"0 0 %d %d\">"
                      "<title>relative RMS error against the fp64 run, by depth (log-log)</title>\n", W, H, W, H);
-        drift_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#888\"/>\n", L, T, pw,
+        adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#888\"/>\n", L, T, pw,
                      ph);
         for (double v = ylo; v <= yhi * 1.0001; v *= 10)
-            drift_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
+            adm_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
                          "font-size=\"11\" text-anchor=\"end\">1e%d</text>\n",
                          L, L + pw, GY(v), GY(v), L - 6, GY(v) + 4, (int)lround(log10(v)));
         {
             static const double ticks[] = {1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000};
             for (size_t k = 0; k < sizeof ticks / sizeof ticks[0]; k++)
                 if (ticks[k] >= xlo && ticks[k] <= xhi)
-                    drift_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" "
+                    adm_buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" "
                                  "y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%g</text>\n",
                                  GX(ticks[k]), GX(ticks[k]), T, T + ph, GX(ticks[k]), T + ph + 16, ticks[k]);
         }
-        drift_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">depth: ", L + pw / 2,
+        adm_buf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">depth: ", L + pw / 2,
                      T + ph + 36);
-        drift_xml(b, group);
-        drift_puts(b, "</text>\n");
-        drift_printf(b, "<text x=\"16\" y=\"%d\" font-size=\"12\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">"
+        adm_buf_xml(b, group);
+        adm_buf_puts(b, "</text>\n");
+        adm_buf_printf(b, "<text x=\"16\" y=\"%d\" font-size=\"12\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">"
                      "relative RMS error vs fp64</text>\n", T + ph / 2, T + ph / 2);
         /* guides through the reference's first point: depth^(1/2) and depth^1 */
         if (ref && ref->n > 0 && ref->err[0] > 0) {
@@ -285,7 +285,7 @@ static void svg_growth(drift_buf *b, const adm_drift *d, const char *group)
                 if (y1 > yhi) y1 = yhi;
                 {
                     double x1 = ref->depth[0] * pow(y1 / ref->err[0], 1 / slope[k]);
-                    drift_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
+                    adm_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
                                  "stroke-dasharray=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#777\" "
                                  "text-anchor=\"end\">%s</text>\n", GX(xlo), GY(y0), GX(x1), GY(y1), k ? "2 3" : "8 4",
                                  GX(x1) - 4, GY(y1) + (k ? -6 : 14), lab[k]);
@@ -296,25 +296,25 @@ static void svg_growth(drift_buf *b, const adm_drift *d, const char *group)
             const adm_drift_growth *g = &d->growth[i];
             const char *col = palette[shown % N_PALETTE];
             if (strcmp(g->group, group)) continue;
-            drift_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"", col,
+            adm_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"", col,
                          g->reference ? "3" : "2");
             for (int k = 0; k < g->n; k++)
                 if (g->depth[k] > 0 && g->err[k] > 0 && isfinite(g->err[k]))
-                    drift_printf(b, "%.1f,%.1f ", GX(g->depth[k]), GY(g->err[k]));
-            drift_puts(b, "\"/>\n");
+                    adm_buf_printf(b, "%.1f,%.1f ", GX(g->depth[k]), GY(g->err[k]));
+            adm_buf_puts(b, "\"/>\n");
             for (int k = 0; k < g->n; k++)
                 if (g->depth[k] > 0 && g->err[k] > 0 && isfinite(g->err[k]))
-                    drift_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", GX(g->depth[k]),
+                    adm_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", GX(g->depth[k]),
                                  GY(g->err[k]), col);
-            drift_printf(b, "\n<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
+            adm_buf_printf(b, "\n<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
                          "font-size=\"12\">", L + pw + 14, T + 10 + 36 * shown, col, L + pw + 34, T + 15 + 36 * shown);
-            drift_xml(b, g->name);
-            drift_printf(b, "</text><text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">exponent %.2f%s%s</text>\n",
+            adm_buf_xml(b, g->name);
+            adm_buf_printf(b, "</text><text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">exponent %.2f%s%s</text>\n",
                          L + pw + 34, T + 30 + 36 * shown, g->exponent, g->reference ? " (reference)" : "",
                          g->reference ? "" : g->passed ? ", pass" : ", FAIL");
             shown++;
         }
-        drift_puts(b, "</svg>\n");
+        adm_buf_puts(b, "</svg>\n");
 #undef GX
 #undef GY
     }
@@ -329,7 +329,7 @@ static const char *pair_class(const adm_drift_pair *p)
     return p->role == ADM_DRIFT_BAND ? "band" : "control";
 }
 
-static adm_status write_arm_images(const adm_drift *d, const char *dir, drift_buf *b)
+static adm_status write_arm_images(const adm_drift *d, const char *dir, adm_buf *b)
 {
     char path[1400], db[32];
     for (int i = 0; i < d->n_arms; i++) {
@@ -339,7 +339,7 @@ static adm_status write_arm_images(const adm_drift *d, const char *dir, drift_bu
         snprintf(path, sizeof path, "%s/arm-%s.png", dir, a->name);
         ADM_TRY(adm_image_write_png(&a->img, 0, lo, hi, path));
     }
-    drift_puts(b, "<h2>The arms and their difference</h2>\n<p class=\"note\">Each comparison: the first arm, the second, "
+    adm_buf_puts(b, "<h2>The arms and their difference</h2>\n<p class=\"note\">Each comparison: the first arm, the second, "
                   "and |first &minus; second| (the largest over channels), brightest at the pair's largest difference. "
                   "Video arms show their first frame.</p>\n");
     for (int i = 0; i < d->n_pairs; i++) {
@@ -354,34 +354,34 @@ static adm_status write_arm_images(const adm_drift *d, const char *dir, drift_bu
             adm_image_free(&heat);
             ADM_TRY(st);
         }
-        drift_printf(b, "<div class=\"pair %s\"><h3>", pair_class(p));
-        drift_xml(b, p->name);
-        drift_printf(b, " <span class=\"num\">%s dB, SSIM %.4f</span></h3>\n<figure><img src=\"arm-", drift_db(p->m.psnr, db, sizeof db),
+        adm_buf_printf(b, "<div class=\"pair %s\"><h3>", pair_class(p));
+        adm_buf_xml(b, p->name);
+        adm_buf_printf(b, " <span class=\"num\">%s dB, SSIM %.4f</span></h3>\n<figure><img src=\"arm-", drift_db(p->m.psnr, db, sizeof db),
                      p->m.ssim);
-        drift_xml(b, a->name);
-        drift_printf(b, ".png\" width=\"%lld\" alt=\"arm ", (long long)shown);
-        drift_xml(b, a->name);
-        drift_puts(b, "\"><figcaption>");
-        drift_xml(b, a->name);
-        drift_puts(b, "</figcaption></figure>\n<figure><img src=\"arm-");
-        drift_xml(b, c->name);
-        drift_printf(b, ".png\" width=\"%lld\" alt=\"arm ", (long long)shown);
-        drift_xml(b, c->name);
-        drift_puts(b, "\"><figcaption>");
-        drift_xml(b, c->name);
-        drift_printf(b, "</figcaption></figure>\n<figure><img src=\"diff-%d.png\" width=\"%lld\" alt=\"difference\">"
+        adm_buf_xml(b, a->name);
+        adm_buf_printf(b, ".png\" width=\"%lld\" alt=\"arm ", (long long)shown);
+        adm_buf_xml(b, a->name);
+        adm_buf_puts(b, "\"><figcaption>");
+        adm_buf_xml(b, a->name);
+        adm_buf_puts(b, "</figcaption></figure>\n<figure><img src=\"arm-");
+        adm_buf_xml(b, c->name);
+        adm_buf_printf(b, ".png\" width=\"%lld\" alt=\"arm ", (long long)shown);
+        adm_buf_xml(b, c->name);
+        adm_buf_puts(b, "\"><figcaption>");
+        adm_buf_xml(b, c->name);
+        adm_buf_printf(b, "</figcaption></figure>\n<figure><img src=\"diff-%d.png\" width=\"%lld\" alt=\"difference\">"
                      "<figcaption>", i, (long long)shown);
-        if (p->m.identical) drift_puts(b, "identical: no difference anywhere");
+        if (p->m.identical) adm_buf_puts(b, "identical: no difference anywhere");
         else
-            drift_printf(b, "|difference|: 0 <span class=\"ramp\"></span> %.4g (MAD %.4g)", p->m.max_abs, p->m.mad);
-        drift_puts(b, "</figcaption></figure></div>\n");
+            adm_buf_printf(b, "|difference|: 0 <span class=\"ramp\"></span> %.4g (MAD %.4g)", p->m.max_abs, p->m.mad);
+        adm_buf_puts(b, "</figcaption></figure></div>\n");
     }
     return ADM_OK;
 }
 
 adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char *history)
 {
-    drift_buf b = {0};
+    adm_buf b = {0};
     char path[1400], db[32];
     json_t *rows = NULL;
     adm_status st;
@@ -395,9 +395,9 @@ adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char 
         if (!rows) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
         json_array_append_new(rows, drift_row_json(d));
     }
-    drift_puts(&b, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
-    drift_xml(&b, d->title);
-    drift_puts(&b, "</title>\n<style>body{font-family:sans-serif;margin:20px;color:#222}"
+    adm_buf_puts(&b, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
+    adm_buf_xml(&b, d->title);
+    adm_buf_puts(&b, "</title>\n<style>body{font-family:sans-serif;margin:20px;color:#222}"
                    "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
                    "td.num,span.num{font-variant-numeric:tabular-nums}th{background:#f0f0f0}"
                    "tr.inside td,div.inside{background:#e8f4e8}tr.outside td,div.outside{background:#fdf0e0}"
@@ -410,56 +410,56 @@ adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char 
                    "figcaption{font-size:12px}.ramp{display:inline-block;width:60px;height:9px;"
                    "background:linear-gradient(90deg,#000004,#57106e,#bc3754,#f98e09,#fcffa4)}"
                    "svg.plot{font-family:sans-serif;max-width:100%;height:auto}</style></head><body>\n<h1>");
-    drift_xml(&b, d->title);
-    drift_puts(&b, "</h1>\n<p>");
+    adm_buf_xml(&b, d->title);
+    adm_buf_puts(&b, "</h1>\n<p>");
     if (d->date) {
-        drift_puts(&b, "date ");
-        drift_xml(&b, d->date);
+        adm_buf_puts(&b, "date ");
+        adm_buf_xml(&b, d->date);
     }
     if (d->commit) {
-        drift_puts(&b, ", commit <code>");
-        drift_xml(&b, d->commit);
-        drift_puts(&b, "</code>");
+        adm_buf_puts(&b, ", commit <code>");
+        adm_buf_xml(&b, d->commit);
+        adm_buf_puts(&b, "</code>");
     }
-    drift_printf(&b, "</p>\n<p><span class=\"verdict %s\">%s</span></p>\n", adm_drift_passed(d) ? "pass" : "fail",
+    adm_buf_printf(&b, "</p>\n<p><span class=\"verdict %s\">%s</span></p>\n", adm_drift_passed(d) ? "pass" : "fail",
                  adm_drift_passed(d) ? "pass" : "FAIL");
-    drift_puts(&b, "<p class=\"note\">Switching tier must move the output less than the reference path already moves "
+    adm_buf_puts(&b, "<p class=\"note\">Switching tier must move the output less than the reference path already moves "
                    "between two legal environments (the band: TP1 against TP2). Higher PSNR is a smaller difference: a "
                    "tier comparison sits inside the band when its PSNR is at least the band's.</p>\n");
-    drift_puts(&b, "<table>\n<tr><th>comparison</th><th>arms</th><th>claim</th><th>PSNR (dB)</th><th>SSIM</th>"
+    adm_buf_puts(&b, "<table>\n<tr><th>comparison</th><th>arms</th><th>claim</th><th>PSNR (dB)</th><th>SSIM</th>"
                    "<th>MAD</th><th>max |diff|</th><th>verdict</th></tr>\n");
     for (int i = 0; i < d->n_pairs; i++) {
         const adm_drift_pair *p = &d->pairs[i];
-        drift_printf(&b, "<tr class=\"%s\"><td>", pair_class(p));
-        drift_xml(&b, p->name);
-        drift_puts(&b, "</td><td>");
-        drift_xml(&b, d->arms[p->a].name);
-        drift_puts(&b, " / ");
-        drift_xml(&b, d->arms[p->b].name);
-        drift_printf(&b, "</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%.6f</td><td class=\"num\">%.4g</td>"
+        adm_buf_printf(&b, "<tr class=\"%s\"><td>", pair_class(p));
+        adm_buf_xml(&b, p->name);
+        adm_buf_puts(&b, "</td><td>");
+        adm_buf_xml(&b, d->arms[p->a].name);
+        adm_buf_puts(&b, " / ");
+        adm_buf_xml(&b, d->arms[p->b].name);
+        adm_buf_printf(&b, "</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%.6f</td><td class=\"num\">%.4g</td>"
                      "<td class=\"num\">%.4g</td><td>",
                      p->role == ADM_DRIFT_TIER ? adm_tier_name(p->claim) : adm_drift_role_name(p->role),
                      drift_db(p->m.psnr, db, sizeof db), p->m.ssim, p->m.mad, p->m.max_abs);
-        drift_puts(&b, !p->passed ? "FAIL" : p->role == ADM_DRIFT_CONTROL ? "bit-identical" : p->role == ADM_DRIFT_BAND ? "band"
+        adm_buf_puts(&b, !p->passed ? "FAIL" : p->role == ADM_DRIFT_CONTROL ? "bit-identical" : p->role == ADM_DRIFT_BAND ? "band"
                        : p->inside_band ? "inside the band" : "outside the band (high: allowed)");
         if (p->why[0]) {
-            drift_puts(&b, "<br><small>");
-            drift_xml(&b, p->why);
-            drift_puts(&b, "</small>");
+            adm_buf_puts(&b, "<br><small>");
+            adm_buf_xml(&b, p->why);
+            adm_buf_puts(&b, "</small>");
         }
-        drift_puts(&b, "</td></tr>\n");
+        adm_buf_puts(&b, "</td></tr>\n");
     }
-    drift_printf(&b, "</table>\n<p>%s%s%s floors: PSNR %g dB, SSIM %g (%s).", d->has_band ? "Band: <b>" : "",
+    adm_buf_printf(&b, "</table>\n<p>%s%s%s floors: PSNR %g dB, SSIM %g (%s).", d->has_band ? "Band: <b>" : "",
                  d->has_band ? drift_db(d->band_psnr, db, sizeof db) : "No band pair.", d->has_band ? " dB</b>;" : "",
                  d->use_psnr, d->use_ssim, d->is_video ? "video" : "image");
-    if (d->band_tol > 0) drift_printf(&b, " Band tolerance: %.2f dB (the shaded region starts that far below the band).", d->band_tol);
-    drift_puts(&b, "</p>\n");
+    if (d->band_tol > 0) adm_buf_printf(&b, " Band tolerance: %.2f dB (the shaded region starts that far below the band).", d->band_tol);
+    adm_buf_puts(&b, "</p>\n");
     for (int i = 0; i < d->n_notes; i++) {
-        drift_puts(&b, "<p class=\"note\">");
-        drift_xml(&b, d->notes[i]);
-        drift_puts(&b, "</p>\n");
+        adm_buf_puts(&b, "<p class=\"note\">");
+        adm_buf_xml(&b, d->notes[i]);
+        adm_buf_puts(&b, "</p>\n");
     }
-    drift_printf(&b, "<h2>PSNR per comparison over nights</h2>\n<p class=\"note\">%zu night%s%s. The shaded region is "
+    adm_buf_printf(&b, "<h2>PSNR per comparison over nights</h2>\n<p class=\"note\">%zu night%s%s. The shaded region is "
                  "inside the band; the dashed red line is the floor. Controls are not drawn (bit-identical: PSNR inf); "
                  "a hollow marker at the top is an identical pair.</p>\n",
                  json_array_size(rows), json_array_size(rows) == 1 ? "" : "s", history ? " from the history" : "");
@@ -470,41 +470,41 @@ adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char 
         return st;
     }
     if (d->n_growth) {
-        drift_puts(&b, "<h2>Compounding: error growth with depth</h2>\n<p class=\"note\">Each tier's run against an fp64 "
+        adm_buf_puts(&b, "<h2>Compounding: error growth with depth</h2>\n<p class=\"note\">Each tier's run against an fp64 "
                        "run of the same math: the relative RMS error of the state at each depth. An unbiased rounding "
                        "grows like a random walk (slope 1/2 on these log-log axes), a biased one linearly (slope 1); a "
                        "lossless tier whose growth exponent exceeds the reference path's by more than ");
-        drift_printf(&b, "%.2f fails even when one application passes the operator gates.</p>\n", ADM_DRIFT_GROWTH_SLACK);
+        adm_buf_printf(&b, "%.2f fails even when one application passes the operator gates.</p>\n", ADM_DRIFT_GROWTH_SLACK);
         for (int i = 0; i < d->n_growth; i++) {
             int first = 1;
             for (int k = 0; k < i; k++) first &= strcmp(d->growth[k].group, d->growth[i].group) != 0;
             if (!first) continue;
-            drift_puts(&b, "<h3>");
-            drift_xml(&b, d->growth[i].group);
-            drift_puts(&b, "</h3>\n");
+            adm_buf_puts(&b, "<h3>");
+            adm_buf_xml(&b, d->growth[i].group);
+            adm_buf_puts(&b, "</h3>\n");
             svg_growth(&b, d, d->growth[i].group);
         }
-        drift_puts(&b, "<table>\n<tr><th>depth</th><th>tier</th><th>exponent</th><th>excess</th><th>error at the last depth</th>"
+        adm_buf_puts(&b, "<table>\n<tr><th>depth</th><th>tier</th><th>exponent</th><th>excess</th><th>error at the last depth</th>"
                        "<th>x reference</th><th>verdict</th></tr>\n");
         for (int i = 0; i < d->n_growth; i++) {
             const adm_drift_growth *g = &d->growth[i];
-            drift_printf(&b, "<tr class=\"%s\"><td>", g->passed ? "inside" : "bad");
-            drift_xml(&b, g->group);
-            drift_puts(&b, "</td><td>");
-            drift_xml(&b, g->name);
-            drift_printf(&b, "</td><td class=\"num\">%.3f</td><td class=\"num\">%+.3f</td><td class=\"num\">%.3g</td>"
+            adm_buf_printf(&b, "<tr class=\"%s\"><td>", g->passed ? "inside" : "bad");
+            adm_buf_xml(&b, g->group);
+            adm_buf_puts(&b, "</td><td>");
+            adm_buf_xml(&b, g->name);
+            adm_buf_printf(&b, "</td><td class=\"num\">%.3f</td><td class=\"num\">%+.3f</td><td class=\"num\">%.3g</td>"
                          "<td class=\"num\">%.3g</td><td>%s", g->exponent, g->excess, g->err[g->n - 1], g->ratio_last,
                          g->reference ? "reference" : g->passed ? "pass" : "FAIL");
             if (g->why[0]) {
-                drift_puts(&b, "<br><small>");
-                drift_xml(&b, g->why);
-                drift_puts(&b, "</small>");
+                adm_buf_puts(&b, "<br><small>");
+                adm_buf_xml(&b, g->why);
+                adm_buf_puts(&b, "</small>");
             }
-            drift_puts(&b, "</td></tr>\n");
+            adm_buf_puts(&b, "</td></tr>\n");
         }
-        drift_puts(&b, "</table>\n");
+        adm_buf_puts(&b, "</table>\n");
     }
-    drift_puts(&b, "<p class=\"note\">PSNR and SSIM follow scikit-image (peak_signal_noise_ratio with data_range; "
+    adm_buf_puts(&b, "<p class=\"note\">PSNR and SSIM follow scikit-image (peak_signal_noise_ratio with data_range; "
                    "structural_similarity: 7x7 uniform window, K1 0.01, K2 0.03, sample covariance, per channel then "
                    "averaged). Generated by admit " ADM_VERSION_STRING ".</p>\n</body></html>\n");
     if (b.oom) {

@@ -3,6 +3,7 @@
 #define ADM_DRIFT_INTERNAL_H
 
 #include "adm_drift.h"
+#include "text_buf.h"
 
 #include <jansson.h>
 
@@ -31,22 +32,6 @@ struct adm_drift {
     double band_psnr, band_ssim, use_psnr, use_ssim;
 };
 
-/* A growing text buffer; out of memory is sticky and checked once. */
-typedef struct drift_buf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} drift_buf;
-
-void drift_put(drift_buf *b, const char *s, size_t n);
-void drift_puts(drift_buf *b, const char *s);
-void drift_printf(drift_buf *b, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-/* XML and HTML text, escaped by adm_xml_escape. */
-void drift_xml(drift_buf *b, const char *s);
 /* "inf" for +Inf, else %.*f. */
 const char *drift_db(double psnr, char *buf, size_t n);
 

@@ -1,5 +1,6 @@
 /* The verdict table, JSON and JUnit XML. */
 #include "adm_report.h"
+#include "text_buf.h"
 #include "adm_commit.h" /* ADM_GIT_COMMIT, written at build time (cmake/commit_stamp.cmake) */
 
 #include <errno.h>
@@ -414,87 +415,54 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
     return ADM_OK;
 }
 
-/* A growing text buffer; out of memory is sticky and checked once. */
-typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
-
-static void put(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = (b->cap ? 2 * b->cap : 4096) + n;
-        char *p = realloc(b->p, cap);
-        if (!p) { b->oom = 1; return; }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = '\0';
-}
-
-static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
-
-/* XML (and HTML) text, escaped by adm_xml_escape. */
-static void xml(sbuf *b, const char *raw)
-{
-    char small[512], *buf = small;
-    size_t need = adm_xml_escape(small, sizeof small, raw);
-    if (need >= sizeof small) {
-        if (!(buf = malloc(need + 1))) { b->oom = 1; return; }
-        adm_xml_escape(buf, need + 1, raw);
-    }
-    put(b, buf, need);
-    if (buf != small) free(buf);
-}
-
 static adm_status render_junit(const adm_report *r, char **out, size_t *len)
 {
-    sbuf b = {0};
+    adm_buf b = {0};
     char tmp[256];
     int failures = 0, errors = 0;
     for (int i = 0; i < r->n; i++) {
         failures += adm_report_claim_violated(&r->rows[i]);
         errors += r->rows[i].error != NULL;
     }
-    puts_(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"");
-    xml(&b, r->title);
+    adm_buf_puts(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"");
+    adm_buf_xml(&b, r->title);
     snprintf(tmp, sizeof tmp, "\" tests=\"%d\" failures=\"%d\" errors=\"%d\">\n", r->n, failures, errors);
-    puts_(&b, tmp);
+    adm_buf_puts(&b, tmp);
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
-        puts_(&b, "    <testcase classname=\"");
-        xml(&b, row->source);
-        puts_(&b, "\" name=\"");
-        xml(&b, row->candidate);
-        puts_(&b, "\">\n");
+        adm_buf_puts(&b, "    <testcase classname=\"");
+        adm_buf_xml(&b, row->source);
+        adm_buf_puts(&b, "\" name=\"");
+        adm_buf_xml(&b, row->candidate);
+        adm_buf_puts(&b, "\">\n");
         if (row->error) {
-            puts_(&b, "      <error type=\"");
-            xml(&b, adm_status_name(row->error_status));
-            puts_(&b, "\" message=\"");
-            xml(&b, row->error);
-            puts_(&b, "\"/>\n    </testcase>\n");
+            adm_buf_puts(&b, "      <error type=\"");
+            adm_buf_xml(&b, adm_status_name(row->error_status));
+            adm_buf_puts(&b, "\" message=\"");
+            adm_buf_xml(&b, row->error);
+            adm_buf_puts(&b, "\"/>\n    </testcase>\n");
             continue;
         }
         snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx; oracle: %s</system-out>\n",
                  adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged, v->ulp_ratio, oracle_basis(v));
-        puts_(&b, tmp);
+        adm_buf_puts(&b, tmp);
         if (adm_report_claim_violated(row)) {
             snprintf(tmp, sizeof tmp, "      <failure message=\"claimed %s, measured %s\">", adm_tier_name(row->claim),
                      adm_tier_name(v->tier));
-            puts_(&b, tmp);
+            adm_buf_puts(&b, tmp);
             for (int g = 1; g < ADM_GATE_COUNT; g++)
                 if (!v->gate[g].passed && g != ADM_GATE_EXACT) {
-                    xml(&b, adm_gate_name(g));
-                    puts_(&b, ": ");
-                    xml(&b, v->gate[g].reason);
-                    puts_(&b, "\n");
+                    adm_buf_xml(&b, adm_gate_name(g));
+                    adm_buf_puts(&b, ": ");
+                    adm_buf_xml(&b, v->gate[g].reason);
+                    adm_buf_puts(&b, "\n");
                 }
-            puts_(&b, "</failure>\n");
+            adm_buf_puts(&b, "</failure>\n");
         }
-        puts_(&b, "    </testcase>\n");
+        adm_buf_puts(&b, "    </testcase>\n");
     }
-    puts_(&b, "  </testsuite>\n</testsuites>\n");
+    adm_buf_puts(&b, "  </testsuite>\n</testsuites>\n");
     if (b.oom) {
         free(b.p);
         return ADM_FAIL(ADM_ERR_NOMEM, "JUnit report: out of memory");
@@ -506,7 +474,7 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
 
 /* An inline SVG: the error histograms (in ulps) of the reference path
  * (grey) and the candidate (blue), log-scaled counts. */
-static void svg_hist(sbuf *b, const adm_verdict *v)
+static void svg_hist(adm_buf *b, const adm_verdict *v)
 {
     char t[256];
     const int W = 340, H = 90, bw = W / ADM_HIST_BINS;
@@ -514,40 +482,40 @@ static void svg_hist(sbuf *b, const adm_verdict *v)
     for (int i = 0; i < ADM_HIST_BINS; i++) top = fmax(top, (double)(v->hist_r[i] > v->hist_c[i] ? v->hist_r[i] : v->hist_c[i]));
     snprintf(t, sizeof t, "<svg width=\"%d\" height=\"%d\" role=\"img\"><title>error in ulps, -%g..%g, outside at the ends</title>",
              W, H + 12, ADM_HIST_RANGE, ADM_HIST_RANGE);
-    puts_(b, t);
+    adm_buf_puts(b, t);
     for (int s = 0; s < 2; s++)
         for (int i = 0; i < ADM_HIST_BINS; i++) {
             int64_t c = s ? v->hist_c[i] : v->hist_r[i];
             double h = c > 0 ? (double)H * log10(1.0 + (double)c) / log10(1.0 + top) : 0;
             snprintf(t, sizeof t, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\" opacity=\"%s\"/>",
                      i * bw + (s ? bw / 3 : 0), H - h, s ? bw / 2 : bw - 1, h, s ? "#2060c0" : "#999", s ? "0.9" : "0.7");
-            puts_(b, t);
+            adm_buf_puts(b, t);
         }
     snprintf(t, sizeof t, "<text x=\"0\" y=\"%d\" font-size=\"9\">-%g ulp</text><text x=\"%d\" y=\"%d\" "
              "font-size=\"9\">0</text><text x=\"%d\" y=\"%d\" font-size=\"9\">+%g</text></svg>",
              H + 10, ADM_HIST_RANGE, W / 2 - 3, H + 10, W - 22, H + 10, ADM_HIST_RANGE);
-    puts_(b, t);
+    adm_buf_puts(b, t);
 }
 
-static void put_num_row(sbuf *b, const char *what, double ref, double cand)
+static void put_num_row(adm_buf *b, const char *what, double ref, double cand)
 {
     char t[256];
     snprintf(t, sizeof t, "<tr><th>%s</th><td class=\"num\">%.4g</td><td class=\"num\">%.4g</td></tr>", what, ref, cand);
-    puts_(b, t);
+    adm_buf_puts(b, t);
 }
 
 static adm_status render_html(const adm_report *r, char **out, size_t *len)
 {
-    sbuf b = {0};
+    adm_buf b = {0};
     char tmp[512], date[32], host[256];
     const char *keys[ADM_REPORT_MAX_CONTEXT + 4], *vals[ADM_REPORT_MAX_CONTEXT + 4];
     int nk;
-    puts_(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+    adm_buf_puts(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>");
-    xml(&b, r->title);
+    adm_buf_xml(&b, r->title);
     /* fits a laptop's width: the summary holds only short cells, long text
      * (reasons) lives in the per-entry details and wraps anywhere */
-    puts_(&b, "</title><style>"
+    adm_buf_puts(&b, "</title><style>"
               "body{font-family:system-ui,sans-serif;font-size:14px;margin:16px auto;max-width:1280px;padding:0 16px;"
               "color:#222}h1{font-size:22px}h2{font-size:17px;margin:24px 0 6px}"
               "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 7px;vertical-align:top;"
@@ -559,83 +527,83 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
               ".reasons p{margin:4px 0;max-width:110ch;overflow-wrap:anywhere}.detail{display:flex;flex-wrap:wrap;"
               "gap:16px;align-items:flex-start}"
               "</style></head><body>\n<h1>");
-    xml(&b, r->title);
-    puts_(&b, "</h1>\n<dl class=\"run\">");
+    adm_buf_xml(&b, r->title);
+    adm_buf_puts(&b, "</h1>\n<dl class=\"run\">");
     run_context(r, &nk, keys, vals, date, host);
     for (int i = 0; i < nk; i++) {
-        puts_(&b, "<dt>");
-        xml(&b, keys[i]);
-        puts_(&b, "</dt><dd>");
-        xml(&b, vals[i]);
-        puts_(&b, "</dd>");
+        adm_buf_puts(&b, "<dt>");
+        adm_buf_xml(&b, keys[i]);
+        adm_buf_puts(&b, "</dt><dd>");
+        adm_buf_xml(&b, vals[i]);
+        adm_buf_puts(&b, "</dd>");
     }
-    puts_(&b, "</dl>\n<table class=\"sum\">\n<tr><th>");
-    xml(&b, r->source_label ? r->source_label : "capture");
-    puts_(&b, "</th><th>candidate</th><th>");
-    xml(&b, r->claim_label ? r->claim_label : "claim");
-    puts_(&b, "</th><th>measured</th><th class=\"num\">RMS</th><th class=\"num\">max</th><th class=\"num\">ulp RMS</th>"
+    adm_buf_puts(&b, "</dl>\n<table class=\"sum\">\n<tr><th>");
+    adm_buf_xml(&b, r->source_label ? r->source_label : "capture");
+    adm_buf_puts(&b, "</th><th>candidate</th><th>");
+    adm_buf_xml(&b, r->claim_label ? r->claim_label : "claim");
+    adm_buf_puts(&b, "</th><th>measured</th><th class=\"num\">RMS</th><th class=\"num\">max</th><th class=\"num\">ulp RMS</th>"
               "<th class=\"num\">mean / ref RMS</th><th>failed gates</th></tr>\n");
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
         double D = v->rms_expected;
         if (row->error) {
-            puts_(&b, "<tr class=\"error bad\"><td>");
-            xml(&b, row->source);
-            puts_(&b, "</td><td>");
-            xml(&b, row->candidate);
+            adm_buf_puts(&b, "<tr class=\"error bad\"><td>");
+            adm_buf_xml(&b, row->source);
+            adm_buf_puts(&b, "</td><td>");
+            adm_buf_xml(&b, row->candidate);
             snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>error</td><td colspan=\"5\">not measured</td><td>",
                      row->has_claim ? adm_tier_name(row->claim) : "-");
-            puts_(&b, tmp);
-            xml(&b, row->error);
-            puts_(&b, "</td></tr>\n");
+            adm_buf_puts(&b, tmp);
+            adm_buf_xml(&b, row->error);
+            adm_buf_puts(&b, "</td></tr>\n");
             continue;
         }
         int any = 0;
         snprintf(tmp, sizeof tmp, "<tr class=\"%s%s\"><td><a href=\"#e%d\">", adm_tier_name(v->tier),
                  adm_report_claim_violated(row) ? " bad" : "", i + 1);
-        puts_(&b, tmp);
-        xml(&b, base(row->source));
-        puts_(&b, "</a></td><td>");
-        xml(&b, row->candidate);
+        adm_buf_puts(&b, tmp);
+        adm_buf_xml(&b, base(row->source));
+        adm_buf_puts(&b, "</a></td><td>");
+        adm_buf_xml(&b, row->candidate);
         snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>%s</td><td class=\"num\">%.3gx</td><td class=\"num\">%.3gx</td>"
                  "<td class=\"num\">%.3gx%s</td><td class=\"num\">%.3g</td><td>",
                  row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged,
                  v->ulp_ratio, v->ulp_gated ? "" : " (not gated)", D > 0 ? v->mean_c / D : 0.0);
-        puts_(&b, tmp);
+        adm_buf_puts(&b, tmp);
         for (int g = 1; g < ADM_GATE_COUNT; g++)
             if (!v->gate[g].passed && (g != ADM_GATE_EXACT || v->tier == ADM_TIER_EXACT)) {
-                puts_(&b, any ? ", " : "");
-                xml(&b, adm_gate_name(g));
+                adm_buf_puts(&b, any ? ", " : "");
+                adm_buf_xml(&b, adm_gate_name(g));
                 any = 1;
             }
-        if (!any) puts_(&b, v->tier == ADM_TIER_EXACT ? "none: bit-identical" : "none");
+        if (!any) adm_buf_puts(&b, v->tier == ADM_TIER_EXACT ? "none: bit-identical" : "none");
         if (adm_report_claim_violated(row))
-            puts_(&b, row->verdict.tier > row->claim ? " <b>(unsafe)</b>" : " <b>(promotable)</b>");
-        puts_(&b, "</td></tr>\n");
+            adm_buf_puts(&b, row->verdict.tier > row->claim ? " <b>(unsafe)</b>" : " <b>(promotable)</b>");
+        adm_buf_puts(&b, "</td></tr>\n");
     }
-    puts_(&b, "</table>\n");
+    adm_buf_puts(&b, "</table>\n");
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
         if (row->error) continue; /* no verdict to detail: its row says why */
         snprintf(tmp, sizeof tmp, "<section id=\"e%d\"><h2>", i + 1);
-        puts_(&b, tmp);
-        xml(&b, base(row->source));
-        puts_(&b, " &middot; ");
-        xml(&b, row->candidate);
+        adm_buf_puts(&b, tmp);
+        adm_buf_xml(&b, base(row->source));
+        adm_buf_puts(&b, " &middot; ");
+        adm_buf_xml(&b, row->candidate);
         snprintf(tmp, sizeof tmp, ": <span class=\"%s\">%s</span>%s</h2>\n<p>", adm_tier_name(v->tier),
                  adm_tier_name(v->tier), row->has_claim ? "" : "");
-        puts_(&b, tmp);
-        xml(&b, row->source);
-        puts_(&b, " &middot; op ");
-        xml(&b, row->op);
-        puts_(&b, " &middot; oracle: ");
-        xml(&b, oracle_basis(v));
+        adm_buf_puts(&b, tmp);
+        adm_buf_xml(&b, row->source);
+        adm_buf_puts(&b, " &middot; op ");
+        adm_buf_xml(&b, row->op);
+        adm_buf_puts(&b, " &middot; oracle: ");
+        adm_buf_xml(&b, oracle_basis(v));
         snprintf(tmp, sizeof tmp, " &middot; %lld elements compared &middot; %lld refined with MPFR</p>\n"
                  "<div class=\"detail\"><table><tr><th></th><th>reference path</th><th>candidate</th></tr>",
                  (long long)v->n, (long long)row->mpfr_refined);
-        puts_(&b, tmp);
+        adm_buf_puts(&b, tmp);
         put_num_row(&b, "RMS error", v->rms_r, v->rms_c);
         put_num_row(&b, "max error", v->max_r, v->max_c);
         put_num_row(&b, "RMS error (ulps)", v->ulp_rms_r, v->ulp_rms_c);
@@ -644,22 +612,22 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
         put_num_row(&b, "gain", v->gain_r, v->gain_c);
         put_num_row(&b, "channel bias", v->chan_r, v->chan_c);
         put_num_row(&b, "row bias", v->row_r, v->row_c);
-        puts_(&b, "</table><figure style=\"margin:0\">");
+        adm_buf_puts(&b, "</table><figure style=\"margin:0\">");
         svg_hist(&b, v);
-        puts_(&b, "<figcaption>error in ulps: reference path grey, candidate blue</figcaption></figure></div>\n"
+        adm_buf_puts(&b, "<figcaption>error in ulps: reference path grey, candidate blue</figcaption></figure></div>\n"
                   "<div class=\"reasons\">");
         for (int g = 1; g < ADM_GATE_COUNT; g++) {
             if (v->gate[g].passed && v->gate[g].applicable) continue;
             if (g == ADM_GATE_EXACT && v->tier != ADM_TIER_EXACT) continue;
-            puts_(&b, "<p><b>");
-            xml(&b, adm_gate_name(g));
-            puts_(&b, v->gate[g].passed ? "</b> (not applicable): " : "</b>: ");
-            xml(&b, v->gate[g].reason);
-            puts_(&b, "</p>");
+            adm_buf_puts(&b, "<p><b>");
+            adm_buf_xml(&b, adm_gate_name(g));
+            adm_buf_puts(&b, v->gate[g].passed ? "</b> (not applicable): " : "</b>: ");
+            adm_buf_xml(&b, v->gate[g].reason);
+            adm_buf_puts(&b, "</p>");
         }
-        puts_(&b, "</div><p><a href=\"#\">back to the summary</a></p></section>\n");
+        adm_buf_puts(&b, "</div><p><a href=\"#\">back to the summary</a></p></section>\n");
     }
-    puts_(&b, "<p>Gates and thresholds: harness/GATES.md. Generated by admit " ADM_VERSION_STRING ".</p>\n"
+    adm_buf_puts(&b, "<p>Gates and thresholds: harness/GATES.md. Generated by admit " ADM_VERSION_STRING ".</p>\n"
               "</body></html>\n");
     if (b.oom) {
         free(b.p);
