@@ -674,18 +674,26 @@ typedef struct fa_tally {
     double rms, max, ulp, ulp_old;   /* worst ratios */
 } fa_tally;
 
+/* Stored outputs judged against a certified oracle, at its condition
+ * scale where it has one. */
+static void stored_input(const adm_oracle_result *orc, const adm_tensor *ref, const adm_tensor *cand,
+                         adm_judge_input *in)
+{
+    memset(in, 0, sizeof *in);
+    in->n_views = -1;
+    in->oracle = &orc->value;
+    in->bound = &orc->bound;
+    in->cond = orc->has_cond ? &orc->cond : NULL;
+    in->oracle_certified = 1;
+    in->ref = ref;
+    in->cand = cand;
+}
+
 static void judge_both(const adm_oracle_result *orc, const adm_tensor *ref, const adm_tensor *cand, adm_verdict *v,
                        adm_verdict *old)
 {
     adm_judge_input in;
-    memset(&in, 0, sizeof in);
-    in.n_views = -1;
-    in.oracle = &orc->value;
-    in.bound = &orc->bound;
-    in.cond = &orc->cond;
-    in.oracle_certified = 1;
-    in.ref = ref;
-    in.cand = cand;
+    stored_input(orc, ref, cand, &in);
     ck_assert_msg(adm_judge(&in, NULL, v) == ADM_OK, "%s", adm_error_message());
     ck_assert(v->ulp_gated);
     in.cond = NULL;
@@ -899,14 +907,7 @@ START_TEST(test_report_prints_judged)
         ck_assert_int_eq(adm_op_params_parse(adm_op_find("attention"), "{\"causal\":true}", &p), ADM_OK);
         ck_assert_int_eq(adm_emu_attention(&p, in, ADM_ATTN_MATH, &ref), ADM_OK);
         ck_assert_int_eq(adm_emu_attention(&p, in, ADM_ATTN_FLASH, &cand), ADM_OK);
-        memset(&ji, 0, sizeof ji);
-        ji.n_views = -1;
-        ji.oracle = &orc.value;
-        ji.bound = &orc.bound;
-        ji.cond = &orc.cond;
-        ji.oracle_certified = 1;
-        ji.ref = &ref;
-        ji.cand = &cand;
+        stored_input(&orc, &ref, &cand, &ji);
         adm_gate_config_default(&cfg);
         ck_assert_int_eq(adm_judge(&ji, &cfg, &v), ADM_OK);
         if (k == 1) { /* the limit between the two yardsticks */
@@ -1037,14 +1038,7 @@ static void seed_row(const char *label, const char *opname, const char *params, 
     ck_assert_msg(adm_oracle_eval(o, op, &p, in, &orc) == ADM_OK, "%s", adm_error_message());
     ck_assert_msg(adm_oracle_refine(o, op, &p, in, &orc, adm_judge_resolve_scale(&orc.value, &r)) == ADM_OK, "%s",
                   adm_error_message());
-    memset(&ji, 0, sizeof ji);
-    ji.n_views = -1;
-    ji.oracle = &orc.value;
-    ji.bound = &orc.bound;
-    ji.cond = orc.has_cond ? &orc.cond : NULL;
-    ji.oracle_certified = 1;
-    ji.ref = &r;
-    ji.cand = &c;
+    stored_input(&orc, &r, &c, &ji);
     ji.ref_decl = &ref->decl;
     ji.cand_decl = &cand->decl;
     ck_assert_msg(adm_judge(&ji, NULL, v) == ADM_OK, "%s", adm_error_message());
