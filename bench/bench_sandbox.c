@@ -1,13 +1,17 @@
 /* What the sandbox adds to reading a capture, side by side in one run:
  * adm_capture_read in this process against adm_capture_read_sandboxed
  * (fork, limits, the child's read, the tensors through a pipe, decoding),
- * alternating, median of reps. Usage: bench_sandbox CAPTURE [reps].
+ * alternating, median of reps. Usage: bench_sandbox CAPTURE [reps] [gpu].
+ * With "gpu", the CUDA module is loaded first (adm_cuda_device_count), as
+ * in a run that has used the GPU: every fork then copies its mappings.
  * `admit-kernel capture synth -o flux.h5` makes the FLUX.1 MLP input
  * (4096 x 3072 bf16, plus w 12288 x 3072 and the bias). */
 #include "adm_capture.h"
+#include "adm_cuda.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include "bench_util.h"
@@ -46,9 +50,15 @@ int main(int argc, char **argv)
     double t_in[64], t_sb[64], c_in[64], c_sb[64];
     int64_t bytes = 0;
     struct stat sb;
-    if (argc < 2 || reps < 1 || reps > 64) {
-        fprintf(stderr, "usage: bench_sandbox CAPTURE [reps (1-64)]\n");
+    int gpu = argc > 3 && strcmp(argv[3], "gpu") == 0;
+    if (argc < 2 || reps < 1 || reps > 64 || (argc > 3 && !gpu)) {
+        fprintf(stderr, "usage: bench_sandbox CAPTURE [reps (1-64)] [gpu]\n");
         return 2;
+    }
+    if (gpu) {
+        int n = 0;
+        adm_status st = adm_cuda_device_count(&n);
+        printf("asked for a GPU first: %s\n", st == ADM_OK ? "one is usable" : adm_error_message());
     }
     for (int r = 0; r < reps; r++) {
         adm_capture *a = NULL, *b = NULL;

@@ -71,8 +71,6 @@ const size_t chunk = (size_t)1 << 26;
 
 } // namespace
 
-extern "C" int adm_cuda_built(void) { return 1; }
-
 extern "C" adm_status adm_cuda_device_count(int *count)
 {
     cudaError_t e = cudaGetDeviceCount(count);

@@ -2,7 +2,8 @@
  * CPU formats, bit for bit. Every fp32 input for bf16 and fp16 (RNE and
  * RTZ); for fp8 and fp4, every combination of the top 19 bits with eight
  * low-bit patterns (ties, near-ties, random). Exits 77 (skipped) where no
- * GPU is usable. */
+ * GPU is usable, after case Module, which needs none: the CUDA code is a
+ * module loaded on first GPU use (core/adm_cuda_module.h), never before. */
 #include "adm_core.h"
 #include "adm_cuda.h"
 #include "adm_capture.h"
@@ -14,6 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SKIP 77
 
@@ -249,6 +251,49 @@ START_TEST(test_kernels)
 }
 END_TEST
 
+/* 1 when a mapping of this process names a file whose path contains s. */
+static int mapped(const char *s)
+{
+    char line[4096];
+    int found = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    ck_assert_ptr_nonnull(f);
+    while (!found && fgets(line, sizeof line, f)) found = strstr(line, s) != NULL;
+    fclose(f);
+    return found;
+}
+
+/* Nothing of CUDA is mapped before the first GPU call. Then, built with
+ * CUDA: the module and the CUDA runtime are (device or not), unless
+ * ADM_CUDA_MODULE names a module that cannot be loaded, when the call says
+ * so by name; built without: nothing, and the call says that. */
+START_TEST(test_module)
+{
+    const char *env = getenv("ADM_CUDA_MODULE");
+    int count = -1;
+    adm_status st;
+    ck_assert_msg(!mapped("libadmit_cuda") && !mapped("libcudart") && !mapped("libcublas"),
+                  "the CUDA libraries are mapped before any GPU call");
+    st = adm_cuda_device_count(&count);
+    if (st != ADM_OK) ck_assert_int_eq(st, ADM_ERR_NO_DEVICE);
+    if (!adm_cuda_built()) {
+        ck_assert_int_eq(st, ADM_ERR_NO_DEVICE);
+        ck_assert_ptr_nonnull(strstr(adm_error_message(), "built without CUDA"));
+        ck_assert(!mapped("libcudart"));
+    } else if (env && *env) {
+        ck_assert_int_eq(st, ADM_ERR_NO_DEVICE);
+        ck_assert_msg(strstr(adm_error_message(), env) != NULL, "message '%s' does not name %s", adm_error_message(), env);
+        ck_assert(!mapped("libcudart"));
+        /* Asked again: the same answer, not a crash on a half-loaded module. */
+        ck_assert_int_eq(adm_cuda_device_count(&count), ADM_ERR_NO_DEVICE);
+    } else {
+        ck_assert_msg(mapped("libadmit_cuda.so") && mapped("libcudart"), "the CUDA module is not loaded: %s",
+                      st == ADM_OK ? "" : adm_error_message());
+        ck_assert(st == ADM_OK ? count >= 1 : count == 0);
+    }
+}
+END_TEST
+
 int main(void)
 {
     int count = 0, failed;
@@ -257,9 +302,23 @@ int main(void)
     Suite *s;
     TCase *tc;
     SRunner *sr;
+    const char *only = getenv("CK_RUN_CASE");
+    int module_failed = 0;
+    if (!only || !strcmp(only, "Module")) {
+        s = suite_create("cuda_module");
+        tc = tcase_create("Module");
+        tcase_add_test(tc, test_module);
+        suite_add_tcase(s, tc);
+        sr = srunner_create(s);
+        srunner_set_fork_status(sr, CK_NOFORK);
+        srunner_run_all(sr, CK_NORMAL);
+        module_failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        if (only) return module_failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    }
     if (adm_cuda_device_count(&count) != ADM_OK) {
         printf("check_cuda: skipped: %s\n", adm_error_message());
-        return SKIP;
+        return module_failed ? EXIT_FAILURE : SKIP;
     }
     adm_cuda_device_name(name, sizeof name, &major, &minor);
     printf("check_cuda: %s (sm_%d%d)\n", name, major, minor);
@@ -281,7 +340,7 @@ int main(void)
     sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
+    failed = srunner_ntests_failed(sr) + module_failed;
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -1,0 +1,101 @@
+/* Internal: the boundary between libadmit and its CUDA module.
+ *
+ * The CUDA code (core/cuda.cu, oracle/oracle_cuda.cu,
+ * candidates/cuda_impl.cu, toy/toy_cuda.cu) is built as a separate
+ * module, libadmit_cuda.so, that libadmit loads with dlopen the first time
+ * a GPU path is asked for (core/cuda_load.c). A process that never uses a
+ * GPU never maps the CUDA runtime, cuBLAS and cuBLASLt: linked in, their
+ * constructors cost some 0.6 s of CPU and 220 MB of resident memory at
+ * every start, and every fork of a sandbox copied and tore down their
+ * mappings (bench/results/2026-11-30-cpu-sandbox-cost.md).
+ *
+ * The module links no part of libadmit: what its code calls of the
+ * library comes through the host table libadmit hands to its one exported
+ * function, so that it works beside libadmit.so, beside a static copy of
+ * the library inside a program, and with libadmit's internals hidden.
+ * Both tables carry their ABI version and size, and the host's the sizes
+ * of the structures that cross; the module refuses a host from another
+ * build, and libadmit a module from another build. */
+#ifndef ADM_CUDA_MODULE_H
+#define ADM_CUDA_MODULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adm_core.h"
+#include "adm_ops.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Raise on any change to either table or to a structure that crosses. */
+#define ADM_CUDA_MODULE_ABI 1
+#define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
+#define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
+
+struct adm_o_ctx;
+
+/* What the module's code calls of libadmit (core/cuda_module.c defines
+ * these names inside the module and forwards them here). */
+typedef struct adm_cuda_host {
+    uint32_t abi, size;
+    uint32_t tensor_size, o_ctx_size, op_params_size;
+    adm_status (*error_set)(adm_status code, const char *file, int line, const char *fmt, ...);
+    const char *(*dtype_name)(adm_dtype dt);
+    adm_status (*tensor_alloc)(adm_tensor *t, adm_dtype dt, int ndim, const int64_t *shape);
+    int64_t (*tensor_numel)(const adm_tensor *t);
+    adm_status (*tensor_transpose)(const adm_tensor *src, int d0, int d1, adm_tensor *view);
+    adm_status (*tensor_broadcast)(const adm_tensor *src, int ndim, const int64_t *shape, adm_tensor *view);
+    uint64_t (*tensor_bits)(const adm_tensor *t, int64_t i);
+    double (*tensor_get)(const adm_tensor *t, int64_t i);
+    adm_status (*tensor_to_f64)(const adm_tensor *t, double *out);
+    const char *(*op_name)(const adm_op *op);
+    const char *(*op_input_name)(const adm_op *op, int i);
+    int (*op_id_of)(const adm_op *op);
+    void (*o_rows)(const adm_tensor *t, int64_t K, int64_t r0, int64_t r1, double *out);
+    adm_status (*o_need_narrow)(const adm_tensor *t, const char *op, const char *name);
+} adm_cuda_host;
+
+/* What the module does: the functions of adm_cuda.h (but adm_cuda_built),
+ * the GPU oracle of oracle_internal.h, adm_cuda_linear_gelu and the toy's
+ * GPU surface, with the same contracts. */
+typedef struct adm_cuda_module {
+    uint32_t abi, size;
+    adm_status (*device_count)(int *count);
+    adm_status (*device_name)(char *buf, size_t n, int *cc_major, int *cc_minor);
+    adm_status (*convert_f32)(adm_dtype dt, adm_round mode, unsigned flags, const float *in, uint16_t *out,
+                              size_t n);
+    adm_status (*convert_f32_range)(adm_dtype dt, adm_round mode, unsigned flags, uint32_t first, uint16_t *out,
+                                    size_t n);
+    int (*o_usable)(void);
+    adm_status (*o_gemm)(const struct adm_o_ctx *c, double *val, double *bnd);
+    adm_status (*o_elementwise)(const struct adm_o_ctx *c, double *val, double *bnd);
+    adm_status (*o_bench_gemm)(int64_t M, int64_t K, int64_t N, int reps, double *ms);
+    adm_status (*linear_gelu)(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
+                              adm_tensor *out);
+    adm_status (*toy_select)(int device);
+    adm_status (*toy_gemm_bf16)(const uint16_t *x, const uint16_t *w, int64_t M, int64_t K, int64_t N,
+                                uint16_t *y);
+    adm_status (*toy_nccl_unique_id)(unsigned char id[128]);
+    adm_status (*toy_nccl_init)(const unsigned char id[128], int rank, int world, void **comm);
+    adm_status (*toy_nccl_allreduce_bf16)(void *comm, uint16_t *buf, int64_t n);
+    void (*toy_nccl_free)(void *comm);
+} adm_cuda_module;
+
+/* The module's one exported function: its table, or NULL when host is
+ * from another build. */
+typedef const adm_cuda_module *(*adm_cuda_module_open_fn)(const adm_cuda_host *host);
+
+/* libadmit's side (core/cuda_load.c): the module, loaded on the first
+ * call (thread-safe); ADM_ERR_NO_DEVICE, saying why, when libadmit was
+ * built without CUDA or the module cannot be loaded. It is looked for at
+ * $ADM_CUDA_MODULE when set (there only), else beside the object that
+ * holds libadmit (libadmit.so, or the program a static copy is in), then
+ * on the dynamic linker's search path, then in the build tree. */
+adm_status adm_cuda_module_get(const adm_cuda_module **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,35 @@
+/* The GPU oracle's entry points: the CUDA module's (core/cuda_load.c
+ * loads it on first use), or ADM_ERR_NO_DEVICE. */
+#include "oracle_internal.h"
+#include "adm_cuda_module.h"
+
+int adm_o_cuda_usable(void)
+{
+    const adm_cuda_module *m;
+    if (adm_cuda_module_get(&m) != ADM_OK) {
+        adm_error_clear(); /* a predicate: no GPU is not an error here */
+        return 0;
+    }
+    return m->o_usable();
+}
+
+adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->o_gemm(c, val, bnd);
+}
+
+adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->o_elementwise(c, val, bnd);
+}
+
+adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->o_bench_gemm(M, K, N, reps, ms);
+}
