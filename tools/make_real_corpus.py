@@ -597,7 +597,7 @@ class RowOp(Family):
 
 
 class Softmax(RowOp):
-    """Softmax over rows of logits, a third of the sweep's shapes large."""
+    """Softmax over rows of logits; half the sweep's shapes have large logits (the no-max class)."""
 
     def __init__(self):
         super().__init__("softmax", "softmax", "eager torch.softmax(x, -1) in bf16",
