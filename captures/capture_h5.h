@@ -10,5 +10,13 @@
 void adm_cap_h5_quiet(void);
 /* Closes an HDF5 id of any kind; negative ids are ignored. */
 void adm_cap_h5_close(hid_t id);
+/* heap_check.c: before H5Aread follows a variable-length string
+ * attribute's heap reference, the reference and the global heap collection
+ * it names are checked against the file (what libhdf5 1.10 trusts, issue 8
+ * R5-R7); the string may be at most max_len bytes. ADM_ERR_FORMAT naming
+ * where and the attribute when they are unsound. */
+adm_status adm_cap_heap_check(hid_t attr, const char *where, const char *name, uint64_t max_len);
+/* Forgets the collection checked last (at the end of reading a file). */
+void adm_cap_heap_forget(void);
 
 #endif

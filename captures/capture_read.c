@@ -77,9 +77,9 @@ static adm_status read_str_attr(hid_t loc, const char *where, const char *name, 
         goto done;
     }
     /* What the file stores for it, before H5Aread allocates from it: the
-     * string itself (fixed length) or a heap reference (variable length,
-     * 16 bytes; its length is in the global heap, which only the
-     * sandbox's memory limit bounds, issue 8 R6). */
+     * string itself (fixed length), or a heap reference (variable length)
+     * whose declared length and heap object adm_cap_heap_check checks
+     * against the file (issue 8 R5-R7). */
     if (H5Aget_storage_size(a) > ATTR_MAX_LEN) {
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' stores %llu bytes, more than %d", where, name,
                       (unsigned long long)H5Aget_storage_size(a), ATTR_MAX_LEN);
@@ -88,6 +88,7 @@ static adm_status read_str_attr(hid_t loc, const char *where, const char *name, 
     mt = H5Tcopy(H5T_C_S1);
     if (H5Tis_variable_str(t) > 0) {
         char *v = NULL;
+        if ((st = adm_cap_heap_check(a, where, name, ATTR_MAX_LEN)) != ADM_OK) goto done;
         H5Tset_size(mt, H5T_VARIABLE);
         H5Tset_cset(mt, H5Tget_cset(t));
         if (H5Aread(a, mt, &v) < 0 || !v) {
@@ -541,6 +542,7 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
     adm_cap_h5_quiet();
     /* a FIFO or a device would block libhdf5's open, or feed it endlessly */
     ADM_TRY(adm_file_check_regular(path, "the capture"));
+    adm_cap_heap_forget();
     ADM_CAPTURE_TRACE("the file's superblock");
 #if H5_VERSION_GE(1, 12, 0)
     acc = H5Fis_accessible(path, H5P_DEFAULT);
@@ -627,6 +629,7 @@ done:
     free(magic);
     ADM_CAPTURE_TRACE("the file's metadata while closing it");
     if (f >= 0) H5Fclose(f);
+    adm_cap_heap_forget();
     if (st != ADM_OK) {
         adm_capture_free(c);
         return st;

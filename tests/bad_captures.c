@@ -2,8 +2,10 @@
 #include "bad_captures.h"
 
 #include <hdf5.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const adm_bad_case adm_bad_cases[] = {
     {"missing.h5", 0, ADM_ERR_IO, "cannot open", "No such file"},
@@ -42,6 +44,19 @@ const adm_bad_case adm_bad_cases[] = {
     {"bad_json.h5", 1, ADM_ERR_FORMAT, "'op_params'", "not valid JSON"},
     {"unknown_param.h5", 1, ADM_ERR_FORMAT, "'op_params'", "no parameter 'alpha'"},
     {"unknown_op.h5", 1, ADM_ERR_FORMAT, "'op' = 'cubic_spline'", "not in the catalog"},
+    /* Byte edits of the global heap that libhdf5 1.10 trusts (issue 8
+     * R5-R7, captures/heap_check.c): the reference of attribute 'op' ... */
+    {"heap_ref_free.h5", 0, ADM_ERR_FORMAT, "attribute 'op'", "names object 0 of the global heap collection"},
+    {"heap_ref_length.h5", 0, ADM_ERR_FORMAT, "attribute 'op'", "declares 12 bytes, but object"},
+    {"heap_ref_huge.h5", 0, ADM_ERR_FORMAT, "attribute 'op'", "declares a string of 1920299016 bytes"},
+    {"heap_ref_missing.h5", 0, ADM_ERR_FORMAT, "attribute 'op'", "names object 999"},
+    {"heap_ref_outside.h5", 0, ADM_ERR_FORMAT, "attribute 'op'", "lies outside the file"},
+    /* ... and the collection, met first by attribute 'admit_format' */
+    {"heap_free_zero.h5", 0, ADM_ERR_FORMAT, "attribute 'admit_format'", "free space of the global heap collection"},
+    {"heap_overrun.h5", 0, ADM_ERR_FORMAT, "attribute 'admit_format'", "past the collection's end"},
+    {"heap_duplicate.h5", 0, ADM_ERR_FORMAT, "attribute 'admit_format'", "twice"},
+    {"heap_magic.h5", 0, ADM_ERR_FORMAT, "attribute 'admit_format'", "holds no global heap collection"},
+    {"heap_size.h5", 0, ADM_ERR_FORMAT, "attribute 'admit_format'", "it must hold 4096 to"},
 };
 const int adm_bad_case_count = (int)(sizeof adm_bad_cases / sizeof adm_bad_cases[0]);
 
@@ -152,6 +167,74 @@ static long file_size(const char *p)
     return n;
 }
 
+static uint64_t get_le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    while (n--) v = v << 8 | p[n];
+    return v;
+}
+
+static void put_le(unsigned char *p, int n, uint64_t v)
+{
+    for (int i = 0; i < n; i++, v >>= 8) p[i] = (unsigned char)v;
+}
+
+enum { HEAP_REF_FREE, HEAP_REF_LENGTH, HEAP_REF_HUGE, HEAP_REF_MISSING, HEAP_REF_OUTSIDE, HEAP_FREE_ZERO,
+       HEAP_OVERRUN, HEAP_DUPLICATE, HEAP_MAGIC, HEAP_SIZE };
+
+/* Copies base.h5 to name with one edit of its global heap: the collection
+ * ("GCOL", 8-byte lengths and addresses, as adm_capture_write makes it),
+ * or the 16-byte reference {length, collection address, object index} of
+ * attribute 'op', found by the object holding "linear+gelu". */
+static void heap_case(const char *dir, const char *base, const char *name, int edit)
+{
+    long n = file_size(base);
+    unsigned char *b = n > 0 ? malloc((size_t)n) : NULL, ref[16];
+    char *p = join(dir, name);
+    FILE *f = fopen(base, "rb");
+    long g = -1, op = -1, r = -1, fr = -1, p1 = -1, p2 = -1;
+    if (!b || !f || fread(b, 1, (size_t)n, f) != (size_t)n) goto done;
+    for (long i = 0; i + 16 <= n && g < 0; i++)
+        if (!memcmp(b + i, "GCOL", 4)) g = i;
+    if (g < 0) goto done;
+    for (long q = g + 16; q + 16 <= g + (long)get_le(b + g + 8, 8);) {
+        unsigned idx = (unsigned)get_le(b + q, 2);
+        uint64_t size = get_le(b + q + 8, 8);
+        if (idx == 0) { fr = q; break; }
+        if (p1 < 0) p1 = q;
+        else if (p2 < 0) p2 = q;
+        if (size == 11 && !memcmp(b + q + 16, "linear+gelu", 11)) op = q;
+        q += 16 + (long)((size + 7) & ~(uint64_t)7);
+    }
+    if (op < 0 || fr < 0 || p2 < 0) goto done;
+    put_le(ref, 4, 11);
+    put_le(ref + 4, 8, (uint64_t)g);
+    put_le(ref + 12, 4, get_le(b + op, 2));
+    for (long i = 0; i + 16 <= n && r < 0; i++)
+        if (!memcmp(b + i, ref, 16)) r = i;
+    if (r < 0) goto done;
+    switch (edit) {
+    case HEAP_REF_FREE: put_le(b + r + 12, 4, 0); break;
+    case HEAP_REF_LENGTH: put_le(b + r, 4, 12); break;
+    case HEAP_REF_HUGE: put_le(b + r, 4, 0x72757008); break; /* R6's length */
+    case HEAP_REF_MISSING: put_le(b + r + 12, 4, 999); break;
+    case HEAP_REF_OUTSIDE: put_le(b + r + 4, 8, (uint64_t)n + 4096); break;
+    case HEAP_FREE_ZERO: put_le(b + fr + 8, 8, 0); break; /* R5: an endless walk */
+    case HEAP_OVERRUN: put_le(b + p1 + 8, 8, 1 << 20); break;
+    case HEAP_DUPLICATE: memcpy(b + p2, b + p1, 2); break;
+    case HEAP_MAGIC: b[g + 3] = 'X'; break;
+    case HEAP_SIZE: put_le(b + g + 8, 8, (uint64_t)n * 2); break;
+    default: goto done;
+    }
+    fclose(f);
+    f = fopen(p, "wb");
+    if (f) fwrite(b, 1, (size_t)n, f);
+done:
+    if (f) fclose(f);
+    free(b);
+    free(p);
+}
+
 /* Copies base.h5 to name and opens it for editing. */
 static hid_t edit(const char *dir, const char *base, const char *name)
 {
@@ -190,6 +273,17 @@ adm_status adm_make_bad_captures(const char *dir)
     p = join(dir, "truncated.h5");
     copy_file(base, p, file_size(base) / 2);
     free(p);
+
+    heap_case(dir, base, "heap_ref_free.h5", HEAP_REF_FREE);
+    heap_case(dir, base, "heap_ref_length.h5", HEAP_REF_LENGTH);
+    heap_case(dir, base, "heap_ref_huge.h5", HEAP_REF_HUGE);
+    heap_case(dir, base, "heap_ref_missing.h5", HEAP_REF_MISSING);
+    heap_case(dir, base, "heap_ref_outside.h5", HEAP_REF_OUTSIDE);
+    heap_case(dir, base, "heap_free_zero.h5", HEAP_FREE_ZERO);
+    heap_case(dir, base, "heap_overrun.h5", HEAP_OVERRUN);
+    heap_case(dir, base, "heap_duplicate.h5", HEAP_DUPLICATE);
+    heap_case(dir, base, "heap_magic.h5", HEAP_MAGIC);
+    heap_case(dir, base, "heap_size.h5", HEAP_SIZE);
 
     f = edit(dir, base, "no_magic.h5");
     H5Adelete(f, "admit_format");
