@@ -39,7 +39,7 @@
 #define ERR_LEN 256
 
 typedef struct ctl {
-    volatile int32_t done, rc, fault; /* fault: 1 past the end, 3 before the start, 2 elsewhere */
+    volatile int32_t done, rc, fault; /* fault: 1 past the end, 3 before the start, 2 elsewhere, 4 a sanitizer's report */
     char err[ERR_LEN];
 } ctl;
 
@@ -58,6 +58,19 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
     signal(sig, SIG_DFL);
     raise(sig);
 }
+
+#ifdef ADM_SANITIZED
+/* In a sanitized build's child, a sanitizer's report (an allocation
+ * refused at the memory limit, an overflow) ends it by SIGABRT whatever
+ * ASAN_OPTIONS say (exitcode, abort_on_error, allocator_may_return_null),
+ * so that the parent names the failure alike in every configuration. */
+static void on_sanitizer_death(void)
+{
+    if (child_ctl) child_ctl->fault = 4;
+    signal(SIGABRT, SIG_DFL);
+    raise(SIGABRT);
+}
+#endif
 
 static const char *sig_name(int s)
 {
@@ -120,7 +133,7 @@ adm_status adm_plugin_run_sandboxed(const adm_plugin_kernel *k, const char *knam
         int devnull;
         close(pfd[0]);
 #ifdef ADM_SANITIZED
-        __sanitizer_set_death_callback(NULL);
+        __sanitizer_set_death_callback(on_sanitizer_death);
         if ((devnull = open("/dev/null", O_WRONLY)) >= 0) __sanitizer_set_report_fd((void *)(intptr_t)devnull);
 #else
         (void)devnull;
@@ -181,7 +194,8 @@ adm_status adm_plugin_run_sandboxed(const adm_plugin_kernel *k, const char *knam
         else if (!c->done && WIFSIGNALED(wstatus))
             st = ADM_FAIL(ADM_ERR_INVALID, "plugin kernel '%s' crashed (%s%s; its memory limit is %lld MiB, "
                           "ADM_PLUGIN_MEMORY)", kname, sig_name(WTERMSIG(wstatus)),
-                          c->fault == 2 ? ", a bad memory access" : "", (long long)(mem >> 20));
+                          c->fault == 2 ? ", a bad memory access" : c->fault == 4 ? ", after a sanitizer's report" : "",
+                          (long long)(mem >> 20));
         else if (!c->done)
             st = ADM_FAIL(ADM_ERR_INVALID, "plugin kernel '%s' ended its process (exit status %d) without finishing",
                           kname, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);

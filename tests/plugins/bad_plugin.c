@@ -1,9 +1,9 @@
 /* Deliberately broken plugin kernels for the plugin sandbox's tests
  * (candidates/plugin_sandbox.c), one per build: ADM_BAD_SEGV dereferences
- * NULL, ADM_BAD_LOOP never returns, ADM_BAD_ALLOC asks for 64 GiB and uses
- * it unchecked, ADM_BAD_OOB writes one element past its output,
- * ADM_BAD_UNDER one element before it. Each must fail its own run with a
- * message, and admit-kernel go on. */
+ * NULL, ADM_BAD_LOOP never returns, ADM_BAD_ALLOC takes memory without
+ * bound (up to 2 GiB) until malloc fails, ADM_BAD_OOB writes one
+ * element past its output, ADM_BAD_UNDER one element before it. Each must
+ * fail its own run with a message, and admit-kernel go on. */
 #include "plugin.h"
 
 #include <stdlib.h>
@@ -25,9 +25,15 @@ static int run(const char *params, const adm_plugin_tensor *in, int n, adm_plugi
 #elif defined(ADM_BAD_LOOP)
     for (volatile int spin = 1; spin;) {}
 #elif defined(ADM_BAD_ALLOC)
-    {
-        volatile char *p = malloc((size_t)1 << 36);
-        for (size_t i = 0; i < ((size_t)1 << 36); i += 4096) p[i] = 1; /* NULL when refused: a crash */
+    /* 64 MiB at a time, each touched and kept, up to 2 GiB: a memory limit
+     * below that makes malloc fail, and the kernel abort as C++'s
+     * std::bad_alloc would (or a sanitizer stop it first); without one the
+     * kernel returns holding 2 GiB, and the test's check of the run's peak
+     * memory fails. */
+    for (int k = 0; k < 32; k++) {
+        volatile char *p = malloc((size_t)64 << 20);
+        if (!p) abort();
+        for (size_t i = 0; i < ((size_t)64 << 20); i += 4096) p[i] = 1;
     }
 #elif defined(ADM_BAD_OOB)
     y[numel] = 0x7fc0;
