@@ -18,6 +18,9 @@ mkfifo "$work/fifo.h5"
 expect 2 "fifo.h5: the capture must be a regular file, this is a FIFO" -- timeout 20 "$admit" capture validate "$work/fifo.h5"
 expect 2 "fifo.h5: the capture must be a regular file, this is a FIFO" -- timeout 20 "$admit" capture inspect "$work/fifo.h5"
 expect 2 "fifo.h5: the capture must be a regular file, this is a FIFO" -- timeout 20 "$admit" oracle "$work/fifo.h5"
+expect 2 "fifo.h5: the capture must be a regular file, this is a FIFO" -- timeout 20 "$admit" replay "$work/fifo.h5"
+expect 2 "fifo.h5: the capture must be a regular file, this is a FIFO" -- timeout 20 "$admit" run "$work/fifo.h5" \
+    --reference eager --candidate fused_epilogue
 expect 2 "/dev/zero: the capture must be a regular file, this is a character device" -- timeout 20 "$admit" capture validate /dev/zero
 expect 2 "the capture must be a regular file, this is a directory" -- "$admit" capture validate "$work"
 # Control characters from a path are escaped in the one-line message (R11).
