@@ -167,11 +167,15 @@ void adm_cli_progress_done(void)
     progress_shown = 0;
 }
 
-void adm_cli_report_context(adm_report *rep, const char *key, const char *value)
+/* The GPU in the report's header is asked for when the report is
+ * finished: asking loads the CUDA module (the CUDA runtime and cuBLAS), and
+ * a process that has them mapped pays for them in every sandbox child it
+ * forks for the captures it reads (bench/results/2026-11-30-cpu-sandbox-cost.md).
+ * A run that has used the GPU has the module loaded by then anyway. */
+static void report_gpu(adm_report *rep)
 {
     char name[256];
     int major, minor;
-    if (key) adm_report_set_context(rep, key, value);
     if (!adm_cuda_built()) adm_report_set_context(rep, "GPU", "none (built without CUDA)");
     else if (adm_cuda_device_name(name, sizeof name, &major, &minor) == ADM_OK) {
         char t[300];
@@ -183,9 +187,17 @@ void adm_cli_report_context(adm_report *rep, const char *key, const char *value)
     adm_error_clear();
 }
 
-int adm_cli_finish_report(const adm_report *rep, const char *json, const char *junit, const char *html)
+void adm_cli_report_context(adm_report *rep, const char *key, const char *value)
+{
+    if (key) adm_report_set_context(rep, key, value);
+    /* its place in the header; adm_cli_finish_report fills it */
+    adm_report_set_context(rep, "GPU", "-");
+}
+
+int adm_cli_finish_report(adm_report *rep, const char *json, const char *junit, const char *html)
 {
     adm_cli_progress_done();
+    report_gpu(rep);
     adm_report_print(rep, stdout);
     if ((json || junit || html) && adm_report_write_all(rep, json, junit, html) != ADM_OK) return adm_cli_fail();
     if (adm_report_any_error(rep)) {

@@ -49,12 +49,13 @@ void adm_cli_progress(int k, int n, const char *what);
 void adm_cli_progress_done(void);
 
 struct adm_report;
-/* Sets key = value (key NULL: none) and the GPU in the report's header. */
+/* Sets key = value (key NULL: none) and the GPU's place in the report's
+ * header. */
 void adm_cli_report_context(struct adm_report *rep, const char *key, const char *value);
-/* Prints the report, writes the requested files (NULL: none), and returns
- * the exit code: 1 when a verdict breaks its claim, 2 when a file cannot be
- * written. */
-int adm_cli_finish_report(const struct adm_report *rep, const char *json, const char *junit, const char *html);
+/* Fills in the GPU, prints the report, writes the requested files (NULL:
+ * none), and returns the exit code: 1 when a verdict breaks its claim, 2
+ * when a file cannot be written. */
+int adm_cli_finish_report(struct adm_report *rep, const char *json, const char *junit, const char *html);
 
 int adm_cmd_capture(int argc, char **argv);
 int adm_cmd_oracle(int argc, char **argv);

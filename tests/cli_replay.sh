@@ -14,6 +14,9 @@ expect 0 "fused_epilogue         lossless  lossless" "bf16_accum             -  
 /usr/bin/python3 - "$work/r.json" "$work/r.xml" <<'PY' || { echo "FAIL: reports do not parse"; fails=$((fails + 1)); }
 import json, sys, xml.etree.ElementTree as ET
 r = json.load(open(sys.argv[1]))
+# the GPU, asked for when the report is finished, fills the place held for it
+gpu = r["run"]["GPU"]
+assert gpu in ("none (built without CUDA)", "none usable") or gpu.endswith(")") and " (sm_" in gpu, gpu
 rows = {(x["source"].split("/")[-1], x["candidate"]): x for x in r["results"]}
 assert len(rows) == 6 + 7, rows.keys()
 f = rows[("flux_fc1_gelu_small.h5", "fused_epilogue")]
