@@ -67,8 +67,9 @@ static int utf8_len(const unsigned char *p)
 }
 
 /* The escape of the character at p into e (at most 8 bytes, NUL-terminated)
- * and how many input bytes it takes; e is "" when it passes unchanged. */
-static int escape_at(const unsigned char *p, char *e)
+ * and how many input bytes it takes; e is "" when it passes unchanged.
+ * xml adds the five markup characters as entities. */
+static int escape_at(const unsigned char *p, char *e, int xml)
 {
     int n;
     e[0] = '\0';
@@ -79,7 +80,19 @@ static int escape_at(const unsigned char *p, char *e)
         else snprintf(e, 8, "\\x%02x", *p);
         return 1;
     }
-    if (*p < 0x80) return 1;
+    if (*p < 0x80) {
+        if (xml) {
+            switch (*p) {
+            case '&': strcpy(e, "&amp;"); break;
+            case '<': strcpy(e, "&lt;"); break;
+            case '>': strcpy(e, "&gt;"); break;
+            case '"': strcpy(e, "&quot;"); break;
+            case '\'': strcpy(e, "&#39;"); break;
+            default: break;
+            }
+        }
+        return 1;
+    }
     n = utf8_len(p);
     if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) { /* C1 controls, U+0080..U+009F */
         snprintf(e, 8, "\\u%04x", p[1]);
@@ -90,14 +103,16 @@ static int escape_at(const unsigned char *p, char *e)
     return 1;
 }
 
-size_t adm_text_escape(char *out, size_t cap, const char *in)
+/* Never cuts an escape or a UTF-8 sequence at the buffer's end: what does
+ * not fit whole is left out, and the return value says what was needed. */
+static size_t escape(char *out, size_t cap, const char *in, int xml)
 {
     const unsigned char *p = (const unsigned char *)(in ? in : "");
     size_t need = 0, end = 0;
     int fits = 1;
     while (*p) {
         char e[8];
-        int n = escape_at(p, e);
+        int n = escape_at(p, e, xml);
         size_t len = e[0] ? strlen(e) : (size_t)n;
         if (fits && need + len < cap) {
             memcpy(out + need, e[0] ? e : (const char *)p, len);
@@ -112,46 +127,16 @@ size_t adm_text_escape(char *out, size_t cap, const char *in)
     return need;
 }
 
-size_t adm_xml_escape(char *out, size_t cap, const char *in)
-{
-    const unsigned char *p = (const unsigned char *)(in ? in : "");
-    size_t need = 0, end = 0;
-    int fits = 1;
-    while (*p) {
-        char e[8];
-        int n = escape_at(p, e);
-        if (!e[0]) {
-            switch (*p) {
-            case '&': strcpy(e, "&amp;"); break;
-            case '<': strcpy(e, "&lt;"); break;
-            case '>': strcpy(e, "&gt;"); break;
-            case '"': strcpy(e, "&quot;"); break;
-            case '\'': strcpy(e, "&#39;"); break;
-            default: break;
-            }
-        }
-        {
-            size_t len = e[0] ? strlen(e) : (size_t)n;
-            if (fits && need + len < cap) {
-                memcpy(out + need, e[0] ? e : (const char *)p, len);
-                end = need + len;
-            } else {
-                fits = 0;
-            }
-            need += len;
-        }
-        p += n;
-    }
-    if (cap) out[end] = '\0';
-    return need;
-}
+size_t adm_text_escape(char *out, size_t cap, const char *in) { return escape(out, cap, in, 0); }
+
+size_t adm_xml_escape(char *out, size_t cap, const char *in) { return escape(out, cap, in, 1); }
 
 int adm_text_clean(const char *s)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     while (*p) {
         char e[8];
-        int n = escape_at(p, e);
+        int n = escape_at(p, e, 0);
         if (e[0]) return 0;
         p += n;
     }

@@ -1,6 +1,7 @@
 /* Arms in and out: PNG through libpng, HDF5 datasets, frames stacked from
  * several files. Every value is kept exactly as stored. */
 #include "adm_drift.h"
+#include "capture_h5.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -265,8 +266,11 @@ out:
 static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 /* A string attribute (fixed or variable length) into buf; 0 when absent,
- * -1 when present but not a readable string. */
-static int h5_string_attr(hid_t obj, const char *name, char *buf, size_t n)
+ * -1 when present but not a readable string, -2 when a variable-length
+ * string's heap reference is unsound (the arm is corrupt; *heap holds the
+ * status, its message names where and the attribute): libhdf5 1.10 would
+ * follow it blindly (issue 8 R5-R7). */
+static int h5_string_attr(hid_t obj, const char *where, const char *name, char *buf, size_t n, adm_status *heap)
 {
     hid_t a, t, mt;
     int ok = -1;
@@ -276,6 +280,10 @@ static int h5_string_attr(hid_t obj, const char *name, char *buf, size_t n)
     if (H5Tget_class(t) == H5T_STRING) {
         if (H5Tis_variable_str(t) > 0) {
             char *s = NULL;
+            if ((*heap = adm_cap_heap_check(a, where, name, n - 1)) != ADM_OK) {
+                ok = -2;
+                goto out;
+            }
             mt = H5Tcopy(H5T_C_S1);
             H5Tset_size(mt, H5T_VARIABLE);
             H5Tset_cset(mt, H5Tget_cset(t)); /* h5py writes UTF-8 */
@@ -299,6 +307,7 @@ static int h5_string_attr(hid_t obj, const char *name, char *buf, size_t n)
             H5Tclose(mt);
         }
     }
+out:
     H5Tclose(t);
     H5Aclose(a);
     return ok;
@@ -332,8 +341,8 @@ adm_status adm_image_read_h5(const char *path, const char *dataset, const char *
     hsize_t dims[8];
     int64_t ext[4], n = 1;
     double *raw = NULL, range = 0;
-    char lay[32];
-    adm_status st = ADM_OK;
+    char lay[32], where[600];
+    adm_status st = ADM_OK, heap = ADM_OK;
     memset(img, 0, sizeof *img);
     h5_quiet();
     ADM_TRY(adm_file_check_regular(path, "HDF5 arm"));
@@ -356,9 +365,11 @@ adm_status adm_image_read_h5(const char *path, const char *dataset, const char *
         goto done;
     }
     H5Sget_simple_extent_dims(s, dims, NULL);
-    switch (h5_string_attr(d, "layout", lay, sizeof lay)) {
+    snprintf(where, sizeof where, "%s: dataset '%s'", path, dataset);
+    switch (h5_string_attr(d, where, "layout", lay, sizeof lay, &heap)) {
     case 0: snprintf(lay, sizeof lay, "%s", layout ? layout : rank == 2 ? "HW" : rank == 3 ? "HWC" : "FHWC"); break;
     case 1: break;
+    case -2: st = heap; goto done;
     default:
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': attribute 'layout' is not a string", path, dataset);
         goto done;
@@ -423,6 +434,7 @@ done:
     if (s >= 0) H5Sclose(s);
     if (t >= 0) H5Tclose(t);
     if (d >= 0) H5Dclose(d);
+    adm_cap_heap_forget();
     if (f >= 0) H5Fclose(f);
     if (st != ADM_OK) adm_image_free(img);
     return st;

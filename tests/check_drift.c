@@ -693,6 +693,72 @@ START_TEST(test_html_escapes_names)
 }
 END_TEST
 
+/* A variable-length layout string (as h5py writes str attributes) is read;
+ * its heap reference pointed at the collection's free space (R7 raw-000864's
+ * edit) is refused before libhdf5 follows it, naming file, dataset and
+ * attribute. */
+START_TEST(test_hdf5_vlen_layout_heap)
+{
+    double v[24];
+    hsize_t dims[3] = {2, 3, 4};
+    const char *p = tmp("vlen.h5"), *q = tmp("vlen_bad.h5"), *lay = "CHW";
+    adm_image a;
+    unsigned char *b = NULL;
+    long n, g = -1, obj = -1, r = -1;
+    FILE *f;
+    unlink(p);
+    for (int i = 0; i < 24; i++) v[i] = i / 24.0;
+    write_h5(p, "/chw", 3, dims, H5T_IEEE_F64LE, v, NULL, 0);
+    {
+        hid_t fh = H5Fopen(p, H5F_ACC_RDWR, H5P_DEFAULT), d = H5Dopen2(fh, "/chw", H5P_DEFAULT);
+        hid_t st = H5Tcopy(H5T_C_S1), as = H5Screate(H5S_SCALAR), at;
+        H5Tset_size(st, H5T_VARIABLE);
+        at = H5Acreate2(d, "layout", st, as, H5P_DEFAULT, H5P_DEFAULT);
+        ck_assert(at >= 0 && H5Awrite(at, st, &lay) >= 0);
+        H5Aclose(at);
+        H5Sclose(as);
+        H5Tclose(st);
+        H5Dclose(d);
+        H5Fclose(fh);
+    }
+    ck_assert_msg(adm_image_read_h5(p, "/chw", NULL, &a) == ADM_OK, "%s", adm_error_message());
+    ck_assert(a.channels == 2 && a.height == 3 && a.width == 4);
+    adm_image_free(&a);
+
+    ck_assert((f = fopen(p, "rb")) != NULL);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    ck_assert((b = malloc((size_t)n)) != NULL && fread(b, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    for (long i = 0; i + 16 <= n && g < 0; i++)
+        if (!memcmp(b + i, "GCOL", 4)) g = i;
+    ck_assert_msg(g >= 0, "no global heap collection in %s", p);
+    for (long i = g + 16; i + 19 <= n && obj < 0; i++)
+        if (!memcmp(b + i, "CHW", 3) && b[i - 8] == 3 && b[i - 7] == 0) obj = i - 16; /* size 3 */
+    ck_assert(obj >= 0);
+    {
+        /* the 16-byte reference {length 3, collection address g, object index} */
+        unsigned char ref[16] = {3, 0, 0, 0};
+        for (int k = 0; k < 8; k++) ref[4 + k] = (unsigned char)((uint64_t)g >> (8 * k));
+        ref[12] = b[obj];
+        ref[13] = b[obj + 1];
+        for (long i = 0; i + 16 <= n && r < 0; i++)
+            if (!memcmp(b + i, ref, 16)) r = i;
+    }
+    ck_assert_msg(r >= 0, "the layout attribute's heap reference is not in %s", p);
+    b[r + 12] = b[r + 13] = 0; /* object 0: the collection's free space */
+    ck_assert((f = fopen(q, "wb")) != NULL && fwrite(b, 1, (size_t)n, f) == (size_t)n);
+    fclose(f);
+    free(b);
+    ck_assert_int_eq(adm_image_read_h5(q, "/chw", NULL, &a), ADM_ERR_FORMAT);
+    ck_assert_msg(strstr(adm_error_message(), q) && strstr(adm_error_message(), "dataset '/chw'") &&
+                      strstr(adm_error_message(), "attribute 'layout'") &&
+                      strstr(adm_error_message(), "free space"),
+                  "%s", adm_error_message());
+}
+END_TEST
+
 static Suite *drift_suite(void)
 {
     Suite *s = suite_create("drift");
@@ -715,6 +781,7 @@ static Suite *drift_suite(void)
     tcase_add_test(tc, test_special_inputs);
     tcase_add_test(tc, test_png_limits);
     tcase_add_test(tc, test_html_escapes_names);
+    tcase_add_test(tc, test_hdf5_vlen_layout_heap);
     suite_add_tcase(s, tc);
     return s;
 }
