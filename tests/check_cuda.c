@@ -272,6 +272,11 @@ START_TEST(test_module)
     const char *env = getenv("ADM_CUDA_MODULE");
     int count = -1;
     adm_status st;
+#ifdef ADM_EXPECT_CUDA
+    ck_assert_msg(adm_cuda_built(), "configured with CUDA, the library says it was built without");
+#else
+    ck_assert_msg(!adm_cuda_built(), "configured without CUDA, the library says it was built with");
+#endif
     ck_assert_msg(!mapped("libadmit_cuda") && !mapped("libcudart") && !mapped("libcublas"),
                   "the CUDA libraries are mapped before any GPU call");
     st = adm_cuda_device_count(&count);
