@@ -67,9 +67,11 @@ double adm_o_test_libm(int fn, double x, double r);
 ADM_HD double adm_nextup(double r)
 {
 #ifdef __CUDA_ARCH__
+    /* by the bits, as nextafter(r, INFINITY): C++'s constexpr host nextafter
+     * is what device code would otherwise call (nvcc warning 20013) */
     if (!(r < INFINITY)) return r;
-    if (r <= 0) return r == 0 ? 0x1p-1074 : nextafter(r, INFINITY);
-    return __longlong_as_double(__double_as_longlong(r) + 1);
+    if (r == 0) return 0x1p-1074;
+    return __longlong_as_double(__double_as_longlong(r) + (r > 0 ? 1 : -1));
 #else
     uint64_t b;
     if (!(r < INFINITY)) return r; /* inf, NaN */
@@ -84,8 +86,9 @@ ADM_HD double adm_nextup(double r)
 ADM_HD double adm_nextdn(double r)
 {
 #ifdef __CUDA_ARCH__
-    if (!(r > 0) || isinf(r)) return r > 0 ? r : nextafter(r, -INFINITY);
-    return __longlong_as_double(__double_as_longlong(r) - 1);
+    if (r != r || r == -INFINITY || r == INFINITY) return r;
+    if (r == 0) return -0x1p-1074;
+    return __longlong_as_double(__double_as_longlong(r) + (r > 0 ? -1 : 1));
 #else
     uint64_t b;
     if (!(r > 0) || isinf(r)) return r > 0 ? r : nextafter(r, -INFINITY);
