@@ -4,6 +4,8 @@
 #ifndef ADM_CANDIDATES_H
 #define ADM_CANDIDATES_H
 
+#include "adm_export.h"
+
 #include "adm_core.h"
 #include "adm_ops.h"
 
@@ -33,18 +35,18 @@ typedef struct adm_gemm_emu {
                                fp32 add per product (the eager order) */
 } adm_gemm_emu;
 
-void adm_gemm_emu_reference(adm_gemm_emu *e); /* eager PyTorch: fp32 accumulate, round, +bias round, gelu round */
+ADM_API void adm_gemm_emu_reference(adm_gemm_emu *e); /* eager PyTorch: fp32 accumulate, round, +bias round, gelu round */
 
 /* x [.., K] (any strides), w [N, K], bias [N] or NULL -> out [.., N] owned. */
-adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias,
-                        const adm_gemm_emu *e, adm_tensor *out);
+ADM_API adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias,
+                                const adm_gemm_emu *e, adm_tensor *out);
 
 /* linear + tanh-GELU on the GPU through cuBLASLt (candidates/cuda_impl.cu):
  * mode 0 eager (GEMM, bias add, GELU: three roundings), 1 BIAS epilogue
  * then GELU, 2 GELU_BIAS epilogue (one rounding). ADM_ERR_NO_DEVICE
  * without a GPU. */
-adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
-                                adm_tensor *out);
+ADM_API adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
+                                        adm_tensor *out);
 
 /* NVFP4 quantize-dequantize of x as torchao's two-level nvfp4_quantize
  * computes it, in fp32 arithmetic: g = fp32(amax / 2688) over the tensor;
@@ -55,10 +57,10 @@ adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor *w, const 
  * dtype and strides, the last dimension a multiple of 16; out fp32, owned.
  * It differs from the oracle's exact quantizer (oracle/quantize.c) in
  * those fp32 roundings and the clamp of small block scales. */
-adm_status adm_emu_nvfp4_qdq(const adm_tensor *x, adm_tensor *out);
+ADM_API adm_status adm_emu_nvfp4_qdq(const adm_tensor *x, adm_tensor *out);
 
 /* GELU of an fp32 value in fp32 arithmetic (PyTorch's opmath formulas). */
-float adm_emu_gelu_f32(float x, adm_gelu_kind k);
+ADM_API float adm_emu_gelu_f32(float x, adm_gelu_kind k);
 
 /* Scaled dot-product attention as real kernels compute it
  * (candidates/attention_emu.c says where each rounds): out has q's dtype. */
@@ -68,8 +70,8 @@ typedef enum adm_attn_path {
     ADM_ATTN_FLASH,      /* FlashAttention-2's forward (the flash backend on sm80/sm90) */
     ADM_ATTN_TILED       /* an online softmax over 64-key tiles in order (the memory-efficient backend's structure) */
 } adm_attn_path;
-adm_status adm_emu_attention(const adm_op_params *p, const adm_tensor *const *in, adm_attn_path path,
-                             adm_tensor *out);
+ADM_API adm_status adm_emu_attention(const adm_op_params *p, const adm_tensor *const *in, adm_attn_path path,
+                                     adm_tensor *out);
 
 /* A row sum along p->axis in fp32 (out fp32, x.sum(axis, dtype=float32)). */
 typedef enum adm_sum_order {
@@ -78,8 +80,8 @@ typedef enum adm_sum_order {
     ADM_SUM_WARP,              /* 32 lanes over the elements j = lane mod 32, then a tree across the lanes */
     ADM_SUM_BF16_ACC           /* the running sum rounded to bf16 after every add */
 } adm_sum_order;
-adm_status adm_emu_row_sum(const adm_op_params *p, const adm_tensor *const *in, adm_sum_order order,
-                           adm_tensor *out);
+ADM_API adm_status adm_emu_row_sum(const adm_op_params *p, const adm_tensor *const *in, adm_sum_order order,
+                                   adm_tensor *out);
 
 #ifdef __cplusplus
 }

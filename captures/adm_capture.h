@@ -8,6 +8,8 @@
 #ifndef ADM_CAPTURE_H
 #define ADM_CAPTURE_H
 
+#include "adm_export.h"
+
 #include "adm_core.h"
 
 #ifdef __cplusplus
@@ -34,11 +36,11 @@ typedef struct adm_named_tensor {
 /* Opens and reads a capture, checking its structure: magic, version, the
  * datasets and their dtype attributes, sizes. The op's shape rule is the
  * validator's (adm_capture_validate). Errors name the file and dataset. */
-adm_status adm_capture_read(const char *path, adm_capture **out);
+ADM_API adm_status adm_capture_read(const char *path, adm_capture **out);
 /* Structural read plus the op's catalog checks: known op, parameters,
  * every tensor's shape against the op's rule. */
-adm_status adm_capture_validate(const adm_capture *c);
-void adm_capture_free(adm_capture *c);
+ADM_API adm_status adm_capture_validate(const adm_capture *c);
+ADM_API void adm_capture_free(adm_capture *c);
 
 /* ---- reading in a sandbox
  * libhdf5 itself can crash, hang or allocate gigabytes on a few corrupted
@@ -58,70 +60,70 @@ typedef struct adm_sandbox_limits {
  * machine's), CPU 5 s + 1 s per 16 MiB, wall clock three times the CPU;
  * ADM_SANDBOX_MEMORY (bytes, or with a K/M/G suffix), ADM_SANDBOX_CPU and
  * ADM_SANDBOX_TIMEOUT (seconds) in the environment replace them. */
-void adm_sandbox_limits_for(const char *path, adm_sandbox_limits *lim);
+ADM_API void adm_sandbox_limits_for(const char *path, adm_sandbox_limits *lim);
 /* 0 when the environment has ADM_SANDBOX=off (or 0, no): for debugging
  * the reader in one process. */
-int adm_sandbox_enabled(void);
+ADM_API int adm_sandbox_enabled(void);
 /* As adm_capture_read (the same checks and messages), in a child. limits
  * NULL: adm_sandbox_limits_for(path). With the sandbox turned off, reads
  * in-process. */
-adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits *limits, adm_capture **out);
+ADM_API adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits *limits, adm_capture **out);
 
-const char *adm_capture_path(const adm_capture *c);     /* NULL when built in memory */
-int adm_capture_version(const adm_capture *c);
-const char *adm_capture_op(const adm_capture *c);
-const char *adm_capture_params(const adm_capture *c);   /* JSON object text */
-const char *adm_capture_model(const adm_capture *c);    /* "" when absent */
-const char *adm_capture_layer(const adm_capture *c);
-int64_t adm_capture_step(const adm_capture *c);          /* -1 when absent */
-const char *adm_capture_source(const adm_capture *c);
+ADM_API const char *adm_capture_path(const adm_capture *c);     /* NULL when built in memory */
+ADM_API int adm_capture_version(const adm_capture *c);
+ADM_API const char *adm_capture_op(const adm_capture *c);
+ADM_API const char *adm_capture_params(const adm_capture *c);   /* JSON object text */
+ADM_API const char *adm_capture_model(const adm_capture *c);    /* "" when absent */
+ADM_API const char *adm_capture_layer(const adm_capture *c);
+ADM_API int64_t adm_capture_step(const adm_capture *c);          /* -1 when absent */
+ADM_API const char *adm_capture_source(const adm_capture *c);
 
-int adm_capture_input_count(const adm_capture *c);
-adm_named_tensor adm_capture_input(const adm_capture *c, int i);
-const adm_tensor *adm_capture_find_input(const adm_capture *c, const char *name);
-const adm_tensor *adm_capture_reference(const adm_capture *c); /* NULL when absent */
-int adm_capture_candidate_count(const adm_capture *c);
-adm_named_tensor adm_capture_candidate(const adm_capture *c, int i);
-const adm_tensor *adm_capture_oracle(const adm_capture *c);    /* user fp64, or NULL */
+ADM_API int adm_capture_input_count(const adm_capture *c);
+ADM_API adm_named_tensor adm_capture_input(const adm_capture *c, int i);
+ADM_API const adm_tensor *adm_capture_find_input(const adm_capture *c, const char *name);
+ADM_API const adm_tensor *adm_capture_reference(const adm_capture *c); /* NULL when absent */
+ADM_API int adm_capture_candidate_count(const adm_capture *c);
+ADM_API adm_named_tensor adm_capture_candidate(const adm_capture *c, int i);
+ADM_API const adm_tensor *adm_capture_oracle(const adm_capture *c);    /* user fp64, or NULL */
 /* Written by admit's own oracle (`admit-kernel oracle -o`): the certified
  * bound of /oracle; NULL for a user's evaluation. */
-const adm_tensor *adm_capture_oracle_bound(const adm_capture *c);
-int adm_capture_oracle_certified(const adm_capture *c);
+ADM_API const adm_tensor *adm_capture_oracle_bound(const adm_capture *c);
+ADM_API int adm_capture_oracle_certified(const adm_capture *c);
 
 /* Special-value cases: inputs, optionally the reference's output or its
  * refusal, and candidate outputs. */
-int adm_capture_special_count(const adm_capture *c);
-const char *adm_capture_special_name(const adm_capture *c, int i);
-int adm_capture_special_input_count(const adm_capture *c, int i);
-adm_named_tensor adm_capture_special_input(const adm_capture *c, int i, int j);
-const adm_tensor *adm_capture_special_reference(const adm_capture *c, int i);
+ADM_API int adm_capture_special_count(const adm_capture *c);
+ADM_API const char *adm_capture_special_name(const adm_capture *c, int i);
+ADM_API int adm_capture_special_input_count(const adm_capture *c, int i);
+ADM_API adm_named_tensor adm_capture_special_input(const adm_capture *c, int i, int j);
+ADM_API const adm_tensor *adm_capture_special_reference(const adm_capture *c, int i);
 /* ADM_OK, or the status the reference path refused this case with. */
-adm_status adm_capture_special_refusal(const adm_capture *c, int i);
-int adm_capture_special_candidate_count(const adm_capture *c, int i);
-adm_named_tensor adm_capture_special_candidate(const adm_capture *c, int i, int j);
+ADM_API adm_status adm_capture_special_refusal(const adm_capture *c, int i);
+ADM_API int adm_capture_special_candidate_count(const adm_capture *c, int i);
+ADM_API adm_named_tensor adm_capture_special_candidate(const adm_capture *c, int i, int j);
 
 /* ---- building and writing */
-adm_status adm_capture_create(const char *op, const char *params_json, adm_capture **out);
-adm_status adm_capture_set_provenance(adm_capture *c, const char *model, const char *layer,
-                                      int64_t step, const char *source);
+ADM_API adm_status adm_capture_create(const char *op, const char *params_json, adm_capture **out);
+ADM_API adm_status adm_capture_set_provenance(adm_capture *c, const char *model, const char *layer,
+                                              int64_t step, const char *source);
 /* Each add copies the tensor (contiguous) into the capture. */
-adm_status adm_capture_add_input(adm_capture *c, const char *name, const adm_tensor *t);
-adm_status adm_capture_set_reference(adm_capture *c, const adm_tensor *t);
-adm_status adm_capture_add_candidate(adm_capture *c, const char *name, const adm_tensor *t);
-adm_status adm_capture_set_oracle(adm_capture *c, const adm_tensor *t);
+ADM_API adm_status adm_capture_add_input(adm_capture *c, const char *name, const adm_tensor *t);
+ADM_API adm_status adm_capture_set_reference(adm_capture *c, const adm_tensor *t);
+ADM_API adm_status adm_capture_add_candidate(adm_capture *c, const char *name, const adm_tensor *t);
+ADM_API adm_status adm_capture_set_oracle(adm_capture *c, const adm_tensor *t);
 /* admit's certified oracle: value and bound (fp64, the same shape). */
-adm_status adm_capture_set_certified_oracle(adm_capture *c, const adm_tensor *value, const adm_tensor *bound);
+ADM_API adm_status adm_capture_set_certified_oracle(adm_capture *c, const adm_tensor *value, const adm_tensor *bound);
 /* Returns the new case's index in *index. */
-adm_status adm_capture_add_special(adm_capture *c, const char *name, int *index);
-adm_status adm_capture_special_add_input(adm_capture *c, int index, const char *name,
-                                         const adm_tensor *t);
-adm_status adm_capture_special_set_reference(adm_capture *c, int index, const adm_tensor *t);
-adm_status adm_capture_special_set_refusal(adm_capture *c, int index, adm_status refused);
-adm_status adm_capture_special_add_candidate(adm_capture *c, int index, const char *name,
-                                             const adm_tensor *t);
+ADM_API adm_status adm_capture_add_special(adm_capture *c, const char *name, int *index);
+ADM_API adm_status adm_capture_special_add_input(adm_capture *c, int index, const char *name,
+                                                 const adm_tensor *t);
+ADM_API adm_status adm_capture_special_set_reference(adm_capture *c, int index, const adm_tensor *t);
+ADM_API adm_status adm_capture_special_set_refusal(adm_capture *c, int index, adm_status refused);
+ADM_API adm_status adm_capture_special_add_candidate(adm_capture *c, int index, const char *name,
+                                                     const adm_tensor *t);
 /* Writes the capture to a temporary file beside path, then renames it into
  * place: a failure leaves no partial file. gzip level 0 stores raw. */
-adm_status adm_capture_write(const adm_capture *c, const char *path, int gzip_level);
+ADM_API adm_status adm_capture_write(const adm_capture *c, const char *path, int gzip_level);
 
 /* ---- statistics */
 typedef struct adm_tensor_stats {
@@ -131,10 +133,10 @@ typedef struct adm_tensor_stats {
     double absmax, p99_abs;    /* p99 of |x| over finite elements */
     double max_over_p99;       /* absmax / p99_abs; Inf when p99 is 0 */
 } adm_tensor_stats;
-adm_status adm_tensor_stats_compute(const adm_tensor *t, adm_tensor_stats *s);
+ADM_API adm_status adm_tensor_stats_compute(const adm_tensor *t, adm_tensor_stats *s);
 /* The q-quantile (0..1) of |x| over finite values (nearest-rank), in
  * O(n) expected time; values is clobbered. */
-double adm_quantile_abs_inplace(double *values, int64_t n, double q);
+ADM_API double adm_quantile_abs_inplace(double *values, int64_t n, double q);
 
 /* ---- synthetic DiT activations */
 typedef struct adm_synth_config {
@@ -146,15 +148,15 @@ typedef struct adm_synth_config {
     double target_max_over_p99;    /* outlier gain is calibrated to this */
 } adm_synth_config;
 /* FLUX.1-dev MLP input: 4096 x 3072 bf16, max/p99 about 8. */
-void adm_synth_config_default(adm_synth_config *cfg);
+ADM_API void adm_synth_config_default(adm_synth_config *cfg);
 /* x[t, c] = s_t * z[t, c] * g_c, z ~ N(0, 1), s_t log-normal, g_c = 1 except
  * on the outlier channels, whose common gain is chosen so that
  * max|x| / p99|x| equals the target (within the format's rounding). */
-adm_status adm_synth_activations(const adm_synth_config *cfg, adm_tensor *x);
+ADM_API adm_status adm_synth_activations(const adm_synth_config *cfg, adm_tensor *x);
 /* Gaussian weights N(0, 1/fan_in) of shape [rows, cols], and a bias
  * N(0, 0.02^2), from the seed; rounded RNE into dt. */
-adm_status adm_synth_gaussian(uint64_t seed, double sigma, adm_dtype dt, int ndim,
-                              const int64_t *shape, adm_tensor *out);
+ADM_API adm_status adm_synth_gaussian(uint64_t seed, double sigma, adm_dtype dt, int ndim,
+                                      const int64_t *shape, adm_tensor *out);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,8 @@
 #ifndef ADM_CORE_H
 #define ADM_CORE_H
 
+#include "adm_export.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -49,29 +51,29 @@ typedef enum adm_status {
     ADM_STATUS_COUNT
 } adm_status;
 
-const char *adm_strerror(adm_status s);
+ADM_API const char *adm_strerror(adm_status s);
 /* Short stable identifier ("ADM_ERR_SHAPE"), for reports and captures. */
-const char *adm_status_name(adm_status s);
-adm_status adm_status_from_name(const char *name, adm_status *out);
+ADM_API const char *adm_status_name(adm_status s);
+ADM_API adm_status adm_status_from_name(const char *name, adm_status *out);
 
 /* The last error of this thread: a code, a message and where it was raised.
  * Library functions that fail set it; callers may prefix context (the file,
  * the dataset) with adm_error_prefix before returning the code upward. */
-adm_status adm_error_set(adm_status code, const char *file, int line,
-                         const char *fmt, ...)
+ADM_API adm_status adm_error_set(adm_status code, const char *file, int line,
+                                 const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
-void adm_error_prefix(const char *fmt, ...)
+ADM_API void adm_error_prefix(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
-const char *adm_error_message(void);
-const char *adm_error_where(void);
-adm_status adm_error_code(void);
-void adm_error_clear(void);
+ADM_API const char *adm_error_message(void);
+ADM_API const char *adm_error_where(void);
+ADM_API adm_status adm_error_code(void);
+ADM_API void adm_error_clear(void);
 
 #define ADM_FAIL(code, ...) adm_error_set((code), __FILE__, __LINE__, __VA_ARGS__)
 #define ADM_TRY(expr)                                                        \
@@ -87,20 +89,20 @@ void adm_error_clear(void);
  * \r, \t or \xHH, so that an input cannot split, overwrite or corrupt a
  * line; it never cuts an escape or a UTF-8 sequence in two. Returns the
  * length the whole escaped text needs (without the NUL). */
-size_t adm_text_escape(char *out, size_t cap, const char *in);
+ADM_API size_t adm_text_escape(char *out, size_t cap, const char *in);
 /* The same for XML and HTML text and attribute values: everything
  * adm_text_escape escapes, written as it writes it (XML 1.0 allows most
  * control characters not even as character references, and no malformed
  * UTF-8), then & < > " ' as entities. The one escaper of every XML and
  * HTML report (JUnit, the verdict page, the drift page). */
-size_t adm_xml_escape(char *out, size_t cap, const char *in);
+ADM_API size_t adm_xml_escape(char *out, size_t cap, const char *in);
 /* 1 when s is well-formed UTF-8 without control characters (nothing for
  * adm_text_escape to change). */
-int adm_text_clean(const char *s);
+ADM_API int adm_text_clean(const char *s);
 /* The name alphabet of captures and tables: 1 to 128 characters of
  * [A-Za-z0-9_.+-]. ADM_ERR_INVALID naming `what` (escaped) otherwise. */
 #define ADM_NAME_MAX 128
-adm_status adm_name_check(const char *what, const char *name);
+ADM_API adm_status adm_name_check(const char *what, const char *name);
 
 /* Opens path for reading only when it is a regular file: a FIFO, a device,
  * a socket or a directory is refused (ADM_ERR_IO, "not a regular file")
@@ -108,17 +110,17 @@ adm_status adm_name_check(const char *what, const char *name);
  * the file checked is the file read. `what` names it in messages ("capture",
  * "fusion table"). Returns the descriptor in *fd (close it), its size in
  * *size (may be NULL). */
-adm_status adm_file_open_regular(const char *path, const char *what, int *fd, int64_t *size);
+ADM_API adm_status adm_file_open_regular(const char *path, const char *what, int *fd, int64_t *size);
 /* The same check without keeping the file open (for libraries that open
  * by name: libhdf5, dlopen). */
-adm_status adm_file_check_regular(const char *path, const char *what);
+ADM_API adm_status adm_file_check_regular(const char *path, const char *what);
 
 /* A copy of s ("" for NULL), or NULL when out of memory. */
-char *adm_strdup(const char *s);
+ADM_API char *adm_strdup(const char *s);
 /* A new temporary file beside path (path.tmp.XXXXXX, the usual mode), open
  * as *fd, its name in *tmp (free it); the caller renames it into place when
  * complete, or unlinks it. */
-adm_status adm_temp_beside(const char *path, char **tmp, int *fd);
+ADM_API adm_status adm_temp_beside(const char *path, char **tmp, int *fd);
 
 /* ------------------------------------------------------------------ */
 /* Numeric formats                                                     */
@@ -156,9 +158,9 @@ typedef struct adm_format_info {
 } adm_format_info;
 
 /* NULL for ADM_DTYPE_INVALID or out of range. */
-const adm_format_info *adm_format_get(adm_dtype dt);
-const char *adm_dtype_name(adm_dtype dt);
-adm_status adm_dtype_from_name(const char *name, adm_dtype *out);
+ADM_API const adm_format_info *adm_format_get(adm_dtype dt);
+ADM_API const char *adm_dtype_name(adm_dtype dt);
+ADM_API adm_status adm_dtype_from_name(const char *name, adm_dtype *out);
 
 typedef enum adm_round {
     ADM_RNE = 0,  /* to nearest, ties to even */
@@ -180,29 +182,29 @@ typedef enum adm_round {
  *   RTZ, and directed modes rounding toward zero: +-max finite.
  * NaN keeps its sign and becomes the canonical quiet NaN; in e2m1, which has
  * no NaN, it is refused with ADM_ERR_RANGE. Signed zeros are kept. */
-adm_status adm_format_encode(adm_dtype dt, double x, adm_round mode,
-                             unsigned flags, uint64_t *bits);
+ADM_API adm_status adm_format_encode(adm_dtype dt, double x, adm_round mode,
+                                     unsigned flags, uint64_t *bits);
 /* Exact: every value of every format is a double. */
-double adm_format_decode(adm_dtype dt, uint64_t bits);
+ADM_API double adm_format_decode(adm_dtype dt, uint64_t bits);
 /* decode(encode(x)); NaN where encode refuses. */
-double adm_format_round(adm_dtype dt, double x, adm_round mode, unsigned flags);
+ADM_API double adm_format_round(adm_dtype dt, double x, adm_round mode, unsigned flags);
 /* ulp(x) = 2^(max(floor(log2|x|), emin) - man_bits): the spacing of dt's
  * values in the binade of |x| (Goldberg's definition); ulp(0) is the
  * smallest subnormal. Beyond max finite, the spacing of the top binade.
  * NaN for NaN or Inf. */
-double adm_format_ulp(adm_dtype dt, double x);
+ADM_API double adm_format_ulp(adm_dtype dt, double x);
 /* The largest value of dt <= x and the smallest >= x (equal when x is
  * representable). Beyond the finite range they are +-max and +-Inf (or
  * ADM_ERR_RANGE where the format has no Inf). */
-adm_status adm_format_neighbors(adm_dtype dt, double x, double *below,
-                                double *above);
+ADM_API adm_status adm_format_neighbors(adm_dtype dt, double x, double *below,
+                                        double *above);
 /* The next encoding toward +Inf (dir > 0) or -Inf (dir < 0), as IEEE
  * nextUp/nextDown; ADM_ERR_RANGE past the end of the format or for NaN. */
-adm_status adm_format_next(adm_dtype dt, uint64_t bits, int dir,
-                           uint64_t *out);
+ADM_API adm_status adm_format_next(adm_dtype dt, uint64_t bits, int dir,
+                                   uint64_t *out);
 /* Classification of an encoding, without decoding. */
-int adm_format_isnan(adm_dtype dt, uint64_t bits);
-int adm_format_isinf(adm_dtype dt, uint64_t bits);
+ADM_API int adm_format_isnan(adm_dtype dt, uint64_t bits);
+ADM_API int adm_format_isinf(adm_dtype dt, uint64_t bits);
 
 /* Fast conversions for the emulations' hot loops. Each is bit-identical to
  * adm_format_encode of the float's value (NaN: quiet, sign kept, payload
@@ -310,48 +312,48 @@ typedef struct adm_tensor {
 
 /* Element count with overflow checks; ADM_ERR_OVERFLOW past
  * ADM_MAX_ELEMENTS, ADM_ERR_SHAPE for a negative extent. */
-adm_status adm_shape_numel(int ndim, const int64_t *shape, int64_t *numel);
+ADM_API adm_status adm_shape_numel(int ndim, const int64_t *shape, int64_t *numel);
 /* "[4096, 3072]" into buf (always terminated). */
-const char *adm_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
+ADM_API const char *adm_shape_str(int ndim, const int64_t *shape, char *buf, size_t n);
 
 /* Contiguous row-major, zero-filled, owned. */
-adm_status adm_tensor_alloc(adm_tensor *t, adm_dtype dt, int ndim,
-                            const int64_t *shape);
+ADM_API adm_status adm_tensor_alloc(adm_tensor *t, adm_dtype dt, int ndim,
+                                    const int64_t *shape);
 /* A borrowed view of caller storage; NULL stride means contiguous. */
-adm_status adm_tensor_wrap(adm_tensor *t, adm_dtype dt, int ndim,
-                           const int64_t *shape, const int64_t *stride,
-                           int64_t offset, void *data, int64_t capacity);
-void adm_tensor_free(adm_tensor *t);
-int64_t adm_tensor_numel(const adm_tensor *t);
-int adm_tensor_is_contiguous(const adm_tensor *t);
+ADM_API adm_status adm_tensor_wrap(adm_tensor *t, adm_dtype dt, int ndim,
+                                   const int64_t *shape, const int64_t *stride,
+                                   int64_t offset, void *data, int64_t capacity);
+ADM_API void adm_tensor_free(adm_tensor *t);
+ADM_API int64_t adm_tensor_numel(const adm_tensor *t);
+ADM_API int adm_tensor_is_contiguous(const adm_tensor *t);
 /* Storage offset (elements) of a multi-index; no bounds check. */
-int64_t adm_tensor_offset_of(const adm_tensor *t, const int64_t *idx);
+ADM_API int64_t adm_tensor_offset_of(const adm_tensor *t, const int64_t *idx);
 /* Storage offset of the i-th element in row-major logical order. */
-int64_t adm_tensor_offset_linear(const adm_tensor *t, int64_t i);
+ADM_API int64_t adm_tensor_offset_linear(const adm_tensor *t, int64_t i);
 
-adm_status adm_tensor_transpose(const adm_tensor *src, int d0, int d1,
-                                adm_tensor *view);
+ADM_API adm_status adm_tensor_transpose(const adm_tensor *src, int d0, int d1,
+                                        adm_tensor *view);
 /* Elements start, start+step, ... below stop along dim (step >= 1; stop is
  * clamped to the extent). */
-adm_status adm_tensor_slice(const adm_tensor *src, int dim, int64_t start,
-                            int64_t stop, int64_t step, adm_tensor *view);
+ADM_API adm_status adm_tensor_slice(const adm_tensor *src, int dim, int64_t start,
+                                    int64_t stop, int64_t step, adm_tensor *view);
 /* NumPy broadcasting to a shape of ndim >= src->ndim: new leading dims and
  * extents of 1 get stride 0. */
-adm_status adm_tensor_broadcast(const adm_tensor *src, int ndim,
-                                const int64_t *shape, adm_tensor *view);
+ADM_API adm_status adm_tensor_broadcast(const adm_tensor *src, int ndim,
+                                        const int64_t *shape, adm_tensor *view);
 /* An owned contiguous copy with the same dtype (bits copied, not values). */
-adm_status adm_tensor_contiguous(const adm_tensor *src, adm_tensor *dst);
+ADM_API adm_status adm_tensor_contiguous(const adm_tensor *src, adm_tensor *dst);
 /* Raw encoding of element i (row-major logical order). */
-uint64_t adm_tensor_bits(const adm_tensor *t, int64_t i);
-void adm_tensor_set_bits(adm_tensor *t, int64_t i, uint64_t bits);
+ADM_API uint64_t adm_tensor_bits(const adm_tensor *t, int64_t i);
+ADM_API void adm_tensor_set_bits(adm_tensor *t, int64_t i, uint64_t bits);
 /* Exact value of element i. */
-double adm_tensor_get(const adm_tensor *t, int64_t i);
+ADM_API double adm_tensor_get(const adm_tensor *t, int64_t i);
 /* All elements, exactly, into out[numel] (row-major). */
-adm_status adm_tensor_to_f64(const adm_tensor *t, double *out);
+ADM_API adm_status adm_tensor_to_f64(const adm_tensor *t, double *out);
 /* Rounds out-of-place values into an owned contiguous tensor of dt. */
-adm_status adm_tensor_from_f64(adm_tensor *t, adm_dtype dt, int ndim,
-                               const int64_t *shape, const double *values,
-                               adm_round mode, unsigned flags);
+ADM_API adm_status adm_tensor_from_f64(adm_tensor *t, adm_dtype dt, int ndim,
+                                       const int64_t *shape, const double *values,
+                                       adm_round mode, unsigned flags);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,8 @@
 #ifndef ADM_CUDA_H
 #define ADM_CUDA_H
 
+#include "adm_export.h"
+
 #include "adm_core.h"
 
 #ifdef __cplusplus
@@ -12,24 +14,24 @@ extern "C" {
 #endif
 
 /* 1 when libadmit was built with the CUDA toolkit. */
-int adm_cuda_built(void);
+ADM_API int adm_cuda_built(void);
 /* ADM_OK and *count >= 1 when a usable device exists; ADM_ERR_NO_DEVICE
  * (with the reason in the message) when none does. Never fatal. */
-adm_status adm_cuda_device_count(int *count);
+ADM_API adm_status adm_cuda_device_count(int *count);
 /* The device's name and compute capability, for reports. */
-adm_status adm_cuda_device_name(char *buf, size_t n, int *cc_major, int *cc_minor);
+ADM_API adm_status adm_cuda_device_name(char *buf, size_t n, int *cc_major, int *cc_minor);
 
 /* Converts fp32 inputs with the device's own conversion instructions
  * (cvt.rn/rz.bf16.f32, cvt.rn/rz.f16.f32, the cuda_fp8.h and cuda_fp4.h
  * conversions), writing each result's encoding to out[i]. Supported:
  * bf16 and fp16 with ADM_RNE or ADM_RTZ; fp8_e4m3, fp8_e5m2 and fp4_e2m1
  * with ADM_RNE, saturating or not (ADM_CVT_SATFINITE). Host buffers. */
-adm_status adm_cuda_convert_f32(adm_dtype dt, adm_round mode, unsigned flags,
-                                const float *in, uint16_t *out, size_t n);
+ADM_API adm_status adm_cuda_convert_f32(adm_dtype dt, adm_round mode, unsigned flags,
+                                        const float *in, uint16_t *out, size_t n);
 /* The same over the consecutive fp32 encodings first, first+1, ...,
  * first+n-1, generated on the device (so 2^32 inputs need no upload). */
-adm_status adm_cuda_convert_f32_range(adm_dtype dt, adm_round mode, unsigned flags,
-                                      uint32_t first, uint16_t *out, size_t n);
+ADM_API adm_status adm_cuda_convert_f32_range(adm_dtype dt, adm_round mode, unsigned flags,
+                                              uint32_t first, uint16_t *out, size_t n);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,8 @@
 #ifndef ADM_HARNESS_H
 #define ADM_HARNESS_H
 
+#include "adm_export.h"
+
 #include "adm_core.h"
 #include "adm_ops.h"
 
@@ -16,8 +18,8 @@ extern "C" {
 #endif
 
 typedef enum adm_tier { ADM_TIER_EXACT = 0, ADM_TIER_LOSSLESS = 1, ADM_TIER_HIGH = 2 } adm_tier;
-const char *adm_tier_name(adm_tier t);
-adm_status adm_tier_from_name(const char *name, adm_tier *out);
+ADM_API const char *adm_tier_name(adm_tier t);
+ADM_API adm_status adm_tier_from_name(const char *name, adm_tier *out);
 
 enum {
     ADM_GATE_MAGNITUDE = 1,
@@ -29,7 +31,7 @@ enum {
     ADM_GATE_EXACT = 7,
     ADM_GATE_COUNT = 8
 };
-const char *adm_gate_name(int gate);
+ADM_API const char *adm_gate_name(int gate);
 
 
 /* What reads the output (gate 5). */
@@ -48,7 +50,7 @@ typedef struct adm_reader {
     int declared;          /* gated when declared, reported otherwise */
 } adm_reader;
 /* "fp8_e4m3", "threshold:0.5", "topk:8" */
-adm_status adm_reader_parse(const char *text, adm_reader *r);
+ADM_API adm_status adm_reader_parse(const char *text, adm_reader *r);
 
 /* A special-value case: each side's status and output. A status of
  * ADM_ERR_NOT_FOUND for the candidate means it was not run on the case. */
@@ -98,7 +100,7 @@ typedef struct adm_gate_config {
     double flip_limit;        /* 1.5 */
     double sharpness;         /* 1e-3: oracle bound / reference RMS error */
 } adm_gate_config;
-void adm_gate_config_default(adm_gate_config *c);
+ADM_API void adm_gate_config_default(adm_gate_config *c);
 
 typedef struct adm_gate_outcome {
     int applicable;
@@ -149,10 +151,10 @@ typedef struct adm_verdict {
  * ADM_ERR_RANGE: nothing is judged with a blunt oracle. Running out of
  * memory is ADM_ERR_NOMEM, not a verdict. On any error *v holds no
  * verdict (its tier reads high). */
-adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v);
+ADM_API adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v);
 /* The error scale the oracle must resolve for this reference: its RMS
  * error, floored at the correctly rounded output's. */
-double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref);
+ADM_API double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref);
 
 /* ------------------------------------------------------------------ */
 /* Replay: judging the outputs stored in a capture                      */
@@ -174,9 +176,9 @@ typedef struct adm_replay_result {
  * an op not in the catalog), refines it to the reference's error scale,
  * and judges every stored candidate against the stored reference,
  * including the special-value cases. */
-adm_status adm_harness_replay(const struct adm_capture *c, const struct adm_oracle_config *ocfg,
-                              const adm_gate_config *gcfg, adm_replay_result *out);
-void adm_replay_result_free(adm_replay_result *r);
+ADM_API adm_status adm_harness_replay(const struct adm_capture *c, const struct adm_oracle_config *ocfg,
+                                      const adm_gate_config *gcfg, adm_replay_result *out);
+ADM_API void adm_replay_result_free(adm_replay_result *r);
 
 /* ------------------------------------------------------------------ */
 /* Run: executing implementations on a capture's inputs and probes       */
@@ -196,18 +198,18 @@ typedef struct adm_run_result {
  * oracle and judges. reader may be NULL. */
 /* Special-value probe k (0 NaN element, 1 NaN row, 2 +Inf, 3 -Inf, 4 +-0,
  * 5 subnormals, 6 near overflow, 7 empty M = 0) of x, owned. */
-adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out);
+ADM_API adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out);
 
 /* ADM_OK when the inputs (aligned with the op's input list, NULL for an
  * absent one) fit the op under these parameters, else ADM_ERR_SHAPE saying
  * which input is missing, extra or of the wrong shape. adm_harness_run
  * checks it before any implementation reads an input. */
-adm_status adm_harness_check_inputs(const adm_op *op, const adm_op_params *p,
-                                    const adm_tensor *const *inputs);
+ADM_API adm_status adm_harness_check_inputs(const adm_op *op, const adm_op_params *p,
+                                            const adm_tensor *const *inputs);
 
-adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
-                           const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
-                           const adm_gate_config *gcfg, adm_run_result *out);
+ADM_API adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                                   const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
+                                   const adm_gate_config *gcfg, adm_run_result *out);
 
 /* ------------------------------------------------------------------ */
 /* Measuring on captures, and a runtime's fusion table (harness/table.c) */
@@ -227,9 +229,9 @@ typedef struct adm_measure_result {
  * views. want_op (or NULL) is the op every capture must carry;
  * params_json (or NULL) overrides each capture's parameters. source names
  * the measurement in messages. */
-adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
-                               const char *params_json, const char *ref_spec, const char *cand_spec,
-                               const adm_reader *reader, adm_measure_result *out);
+ADM_API adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
+                                       const char *params_json, const char *ref_spec, const char *cand_spec,
+                                       const adm_reader *reader, adm_measure_result *out);
 
 typedef struct adm_table_entry {
     char *name, *op, *candidate;
@@ -261,8 +263,8 @@ typedef void (*adm_table_progress_fn)(int k, int n, const char *name, void *user
  * refused whole (out holds no entries); an entry whose capture or
  * candidate fails while measuring gets its error and the rest go on. The caller compares each entry's verdict with its declared
  * tier (a declared tier looser than measured is unsafe). */
-adm_status adm_harness_table(const char *path, adm_table_progress_fn progress, void *user, adm_table_result *out);
-void adm_table_result_free(adm_table_result *r);
+ADM_API adm_status adm_harness_table(const char *path, adm_table_progress_fn progress, void *user, adm_table_result *out);
+ADM_API void adm_table_result_free(adm_table_result *r);
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,8 @@
 #ifndef ADM_OPS_H
 #define ADM_OPS_H
 
+#include "adm_export.h"
+
 #include "adm_core.h"
 
 #ifdef __cplusplus
@@ -54,26 +56,26 @@ typedef struct adm_op_shapes {
     int64_t shape[ADM_OP_MAX_INPUTS][ADM_MAX_DIMS];
 } adm_op_shapes;
 
-const adm_op *adm_op_find(const char *name);
-int adm_op_count(void);
-const adm_op *adm_op_at(int i);
-const char *adm_op_name(const adm_op *op);
-int adm_op_input_count(const adm_op *op);
-const char *adm_op_input_name(const adm_op *op, int i);
-int adm_op_input_optional(const adm_op *op, int i);
+ADM_API const adm_op *adm_op_find(const char *name);
+ADM_API int adm_op_count(void);
+ADM_API const adm_op *adm_op_at(int i);
+ADM_API const char *adm_op_name(const adm_op *op);
+ADM_API int adm_op_input_count(const adm_op *op);
+ADM_API const char *adm_op_input_name(const adm_op *op, int i);
+ADM_API int adm_op_input_optional(const adm_op *op, int i);
 /* Index of the input called name, or -1. */
-int adm_op_input_index(const adm_op *op, const char *name);
+ADM_API int adm_op_input_index(const adm_op *op, const char *name);
 
 /* Parses a JSON object ("" or NULL means {}) into p, applying defaults.
  * An unknown key, a wrong type or an out-of-range value is refused with a
  * message that names the key. */
-adm_status adm_op_params_parse(const adm_op *op, const char *json, adm_op_params *p);
+ADM_API adm_status adm_op_params_parse(const adm_op *op, const char *json, adm_op_params *p);
 /* The output shape the op produces from these inputs, or ADM_ERR_SHAPE
  * naming the input and what was expected. Also checks that required
  * inputs are present and that parameters fit the shapes (an axis in
  * range, a group count that divides the channels). */
-adm_status adm_op_output_shape(const adm_op *op, const adm_op_params *p,
-                               const adm_op_shapes *in, int *ndim, int64_t *shape);
+ADM_API adm_status adm_op_output_shape(const adm_op *op, const adm_op_params *p,
+                                       const adm_op_shapes *in, int *ndim, int64_t *shape);
 
 /* ------------------------------------------------------------------ */
 /* Implementations                                                      */
@@ -88,7 +90,7 @@ typedef struct adm_decl {
     double transcendental_ulps;
     int stable;
 } adm_decl;
-void adm_decl_undeclared(adm_decl *d);
+ADM_API void adm_decl_undeclared(adm_decl *d);
 
 /* An implementation runs on the op's inputs (aligned with the catalog's input list, NULL for
  * an absent optional one; any strides) and allocates out. A refusal is a
@@ -109,23 +111,23 @@ typedef struct adm_impl {
 
 /* The registry (candidates/registry.c): implementations per op,
  * reference path first. */
-int adm_impl_count(void);
-const adm_impl *adm_impl_at(int i);
+ADM_API int adm_impl_count(void);
+ADM_API const adm_impl *adm_impl_at(int i);
 /* NULL when the op has no implementation of that name. */
-const adm_impl *adm_impl_find(const char *op, const char *name);
+ADM_API const adm_impl *adm_impl_find(const char *op, const char *name);
 /* The op's reference path (the first registered). */
-const adm_impl *adm_impl_reference(const char *op);
+ADM_API const adm_impl *adm_impl_reference(const char *op);
 
 /* A kernel from a plugin (candidates/plugin.h): path.so and its name.
  * Any ABI version from 1 up to ADM_PLUGIN_ABI_VERSION with a struct at
  * least that version's documented size loads; a missing file or symbol,
  * version 0 or a newer version, or a smaller struct is refused with a
  * message naming the file. */
-adm_status adm_plugin_load(const char *path, const char *name, const adm_impl **out);
-void adm_plugin_free(const adm_impl *impl);
+ADM_API adm_status adm_plugin_load(const char *path, const char *name, const adm_impl **out);
+ADM_API void adm_plugin_free(const adm_impl *impl);
 /* "eager" from the registry, or "path.so:name" from a plugin; a plugin's
  * impl must be freed with adm_plugin_free. */
-adm_status adm_impl_resolve(const char *op, const char *spec, const adm_impl **out);
+ADM_API adm_status adm_impl_resolve(const char *op, const char *spec, const adm_impl **out);
 
 #ifdef __cplusplus
 }

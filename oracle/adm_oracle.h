@@ -4,6 +4,8 @@
 #ifndef ADM_ORACLE_H
 #define ADM_ORACLE_H
 
+#include "adm_export.h"
+
 #include "adm_core.h"
 #include "adm_ops.h"
 
@@ -48,7 +50,7 @@ typedef struct adm_oracle_config {
  * captures need none. */
 #define ADM_MPFR_BUDGET_DEFAULT ((int64_t)1 << 24)
 
-void adm_oracle_config_default(adm_oracle_config *cfg);
+ADM_API void adm_oracle_config_default(adm_oracle_config *cfg);
 
 typedef struct adm_oracle_result {
     adm_tensor value;        /* fp64, the op's output shape */
@@ -79,28 +81,28 @@ typedef struct adm_oracle_result {
     int on_gpu;              /* the fp64 pass ran on the GPU */
 } adm_oracle_result;
 
-adm_status adm_oracle_create(const adm_oracle_config *cfg, adm_oracle **out);
-void adm_oracle_free(adm_oracle *o);
+ADM_API adm_status adm_oracle_create(const adm_oracle_config *cfg, adm_oracle **out);
+ADM_API void adm_oracle_free(adm_oracle *o);
 
 /* inputs[] is aligned with the op's input list; NULL for an absent
  * optional input. Inputs may be strided views of any admit dtype; operands
  * of products must have at most 24 significant bits (fp32 or narrower), so
  * that every product is exact in fp64. */
-adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params *p,
-                           const adm_tensor *const *inputs, adm_oracle_result *out);
-void adm_oracle_result_free(adm_oracle_result *r);
+ADM_API adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                                   const adm_tensor *const *inputs, adm_oracle_result *out);
+ADM_API void adm_oracle_result_free(adm_oracle_result *r);
 /* Refines an earlier result for a new scale (the harness learns the
  * reference path's RMS error only from the first evaluation). */
-adm_status adm_oracle_refine(adm_oracle *o, const adm_op *op, const adm_op_params *p,
-                             const adm_tensor *const *inputs, adm_oracle_result *r, double resolve_scale);
+ADM_API adm_status adm_oracle_refine(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                                     const adm_tensor *const *inputs, adm_oracle_result *r, double resolve_scale);
 
 /* The MPFR evaluator: element `index` (row-major in the output) of the op
  * at `bits` of precision, rounded to the nearest double in *value, with
  * *err bounding |*value - exact| (the final rounding included). Slow: for
  * refinement, and for proving the fp64 bounds. */
-adm_status adm_oracle_eval_mpfr(const adm_op *op, const adm_op_params *p,
-                                const adm_tensor *const *inputs, int64_t index, int bits,
-                                double *value, double *err);
+ADM_API adm_status adm_oracle_eval_mpfr(const adm_op *op, const adm_op_params *p,
+                                        const adm_tensor *const *inputs, int64_t index, int bits,
+                                        double *value, double *err);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@
 #ifndef ADM_DRIFT_H
 #define ADM_DRIFT_H
 
+#include "adm_export.h"
+
 #include <stdio.h>
 
 #include "adm_core.h"
@@ -33,9 +35,9 @@ typedef struct adm_image {
 } adm_image;
 
 /* Zero-filled, owned; extents >= 1, at most ADM_MAX_ELEMENTS in all. */
-adm_status adm_image_alloc(adm_image *img, int64_t frames, int64_t height, int64_t width, int64_t channels);
-void adm_image_free(adm_image *img);
-int64_t adm_image_numel(const adm_image *img);
+ADM_API adm_status adm_image_alloc(adm_image *img, int64_t frames, int64_t height, int64_t width, int64_t channels);
+ADM_API void adm_image_free(adm_image *img);
+ADM_API int64_t adm_image_numel(const adm_image *img);
 
 /* What a PNG may declare: sides of at most 2^16, and at most 2^28 values
  * (2 GiB as doubles; a 16384 x 16384 gray or an 8K UHD RGB frame fits). */
@@ -50,21 +52,21 @@ int64_t adm_image_numel(const adm_image *img);
  * otherwise), so that a small file cannot demand gigabytes. Only a regular
  * file is opened (a FIFO is refused without blocking). Every refusal names
  * the file; img is left empty. */
-adm_status adm_image_read_png(const char *path, adm_image *img);
+ADM_API adm_status adm_image_read_png(const char *path, adm_image *img);
 /* Frame `frame` as an 8-bit PNG: gray for one channel, RGB for three,
  * else the first channel as gray. Values map linearly from [lo, hi] to
  * 0..255 (clamped, rounded to nearest). Written atomically. */
-adm_status adm_image_write_png(const adm_image *img, int64_t frame, double lo, double hi, const char *path);
+ADM_API adm_status adm_image_write_png(const adm_image *img, int64_t frame, double lo, double hi, const char *path);
 /* An HDF5 dataset of any integer or float type. The layout comes from the
  * dataset's "layout" attribute, else from `layout` (NULL: by rank: HW,
  * HWC, FHWC): one of HW, HWC, CHW, FHW, FHWC, FCHW. The range comes from
  * a "data_range" attribute, else the integer type's (255 for uint8), else
  * 0 (float). */
-adm_status adm_image_read_h5(const char *path, const char *dataset, const char *layout, adm_image *img);
+ADM_API adm_status adm_image_read_h5(const char *path, const char *dataset, const char *layout, adm_image *img);
 /* An arm from its source text: "a.png", "x.h5:/dataset", or several of
  * them separated by commas, stacked as the frames of a video (all of one
  * size and range). */
-adm_status adm_image_load(const char *source, const char *layout, adm_image *img);
+ADM_API adm_status adm_image_load(const char *source, const char *layout, adm_image *img);
 
 /* ------------------------------------------------------------------ */
 /* Metrics                                                             */
@@ -76,7 +78,7 @@ typedef struct adm_ssim_config {
     double k1, k2;              /* 0.01, 0.03 */
     int use_sample_covariance;  /* 1: covariances scaled by NP / (NP - 1), NP = win^2 */
 } adm_ssim_config;
-void adm_ssim_config_default(adm_ssim_config *c);
+ADM_API void adm_ssim_config_default(adm_ssim_config *c);
 
 /* SSIM of one plane (h x w values at x[(i*w + j)*stride], y likewise), as
  * skimage computes it for a 2-D image: local means, variances and the
@@ -93,10 +95,10 @@ void adm_ssim_config_default(adm_ssim_config *c);
  * order term (for the second-order ones) plus 2 u: 1.9e-10 at the defaults
  * with A = R. Tests check it against a window-by-window long double
  * evaluation. ADM_ERR_SHAPE when h or w is smaller than win. */
-adm_status adm_ssim_plane(const double *x, const double *y, int64_t h, int64_t w, int64_t stride, double data_range,
-                          const adm_ssim_config *cfg, double *ssim);
+ADM_API adm_status adm_ssim_plane(const double *x, const double *y, int64_t h, int64_t w, int64_t stride, double data_range,
+                                  const adm_ssim_config *cfg, double *ssim);
 /* The bound above for a given A / R and configuration. */
-double adm_ssim_error_bound(double a_over_r, const adm_ssim_config *cfg);
+ADM_API double adm_ssim_error_bound(double a_over_r, const adm_ssim_config *cfg);
 
 typedef struct adm_drift_metrics {
     double mse;          /* mean of (a - b)^2 over every value */
@@ -117,8 +119,8 @@ typedef struct adm_drift_metrics {
  * Error bounds: mse and mad are compensated sums, relative error
  * <= 4 u + n u^2, so |psnr - exact| <= 10 / ln 10 (4 u + n u^2) +
  * 2 ulp(psnr) dB; ssim as adm_ssim_plane. */
-adm_status adm_drift_compare(const adm_image *a, const adm_image *b, double data_range, const adm_ssim_config *cfg,
-                             adm_drift_metrics *m);
+ADM_API adm_status adm_drift_compare(const adm_image *a, const adm_image *b, double data_range, const adm_ssim_config *cfg,
+                                     adm_drift_metrics *m);
 
 /* Least-squares slope of log(err) against log(depth) over the points where
  * both are positive and finite: the growth exponent (1/2 for an unbiased
@@ -127,7 +129,7 @@ adm_status adm_drift_compare(const adm_image *a, const adm_image *b, double data
  * ulp, the slope's error is <= (2 n + 10) u kappa |slope| + (2 n + 10) u
  * max|log err| / S_xx^(1/2) kappa, kappa = sum|dx dy| / |sum dx dy|; an
  * exact power law is recovered to 1e-12 (tested). */
-double adm_drift_growth_exponent(int n, const double *depth, const double *err);
+ADM_API double adm_drift_growth_exponent(int n, const double *depth, const double *err);
 
 /* ------------------------------------------------------------------ */
 /* The report                                                          */
@@ -138,7 +140,7 @@ typedef enum adm_drift_role {
     ADM_DRIFT_BAND = 1,     /* the reference path in two legal environments: the band */
     ADM_DRIFT_TIER = 2      /* a tier against the reference: judged against the band and the floors */
 } adm_drift_role;
-const char *adm_drift_role_name(adm_drift_role r);
+ADM_API const char *adm_drift_role_name(adm_drift_role r);
 
 /* Absolute floors (diffusion serving consistency suites). */
 #define ADM_DRIFT_IMAGE_PSNR 28.0
@@ -176,81 +178,81 @@ typedef struct adm_drift_growth {
 
 typedef struct adm_drift adm_drift;
 
-adm_status adm_drift_create(const char *title, adm_drift **out);
-void adm_drift_free(adm_drift *d);
+ADM_API adm_status adm_drift_create(const char *title, adm_drift **out);
+ADM_API void adm_drift_free(adm_drift *d);
 
 /* Takes ownership of img's storage (img is left empty). Names are unique,
  * of letters, digits, '_', '-' and '.'. */
-adm_status adm_drift_add_arm(adm_drift *d, const char *name, adm_image *img);
+ADM_API adm_status adm_drift_add_arm(adm_drift *d, const char *name, adm_image *img);
 /* Loads an arm from a source text (adm_image_load). */
-adm_status adm_drift_load_arm(adm_drift *d, const char *name, const char *source, const char *layout);
-int adm_drift_arm_count(const adm_drift *d);
-const adm_image *adm_drift_arm(const adm_drift *d, int i, const char **name);
+ADM_API adm_status adm_drift_load_arm(adm_drift *d, const char *name, const char *source, const char *layout);
+ADM_API int adm_drift_arm_count(const adm_drift *d);
+ADM_API const adm_image *adm_drift_arm(const adm_drift *d, int i, const char **name);
 /* name NULL: "A vs B". */
-adm_status adm_drift_add_pair(adm_drift *d, const char *name, adm_drift_role role, adm_tier claim, const char *a,
-                              const char *b);
-int adm_drift_pair_count(const adm_drift *d);
-const adm_drift_pair *adm_drift_pair_at(const adm_drift *d, int i);
+ADM_API adm_status adm_drift_add_pair(adm_drift *d, const char *name, adm_drift_role role, adm_tier claim, const char *a,
+                                      const char *b);
+ADM_API int adm_drift_pair_count(const adm_drift *d);
+ADM_API const adm_drift_pair *adm_drift_pair_at(const adm_drift *d, int i);
 
 /* A drift spec (JSON, see adm_drift_load_spec in reports/drift.c and the
  * README): arms, pairs, kind, data_range, floors. Relative paths resolve
  * against the spec's folder. Errors name the file and the field. */
-adm_status adm_drift_load_spec(adm_drift *d, const char *path);
+ADM_API adm_status adm_drift_load_spec(adm_drift *d, const char *path);
 
 /* 0: from the arms (integer ranges), else this range for every pair. */
-void adm_drift_set_data_range(adm_drift *d, double r);
+ADM_API void adm_drift_set_data_range(adm_drift *d, double r);
 /* Video (floors 24 / 0.92) when any arm has more than one frame, unless
  * set: 0 image, 1 video. */
-void adm_drift_set_video(adm_drift *d, int video);
+ADM_API void adm_drift_set_video(adm_drift *d, int video);
 /* NaN: the kind's default. */
-void adm_drift_set_floors(adm_drift *d, double psnr, double ssim);
+ADM_API void adm_drift_set_floors(adm_drift *d, double psnr, double ssim);
 /* A lossless comparison sits inside the band when its PSNR is at least
  * the band's minus this many dB (default 0, the strict gate). A positive
  * tolerance admits the measurement's own noise: state how it was
  * measured (bench/results: the toy's seed-to-seed spread). */
-void adm_drift_set_band_tolerance(adm_drift *d, double db);
-double adm_drift_band_tolerance(const adm_drift *d);
-void adm_drift_set_provenance(adm_drift *d, const char *date, const char *commit);
-adm_status adm_drift_set_title(adm_drift *d, const char *title);
+ADM_API void adm_drift_set_band_tolerance(adm_drift *d, double db);
+ADM_API double adm_drift_band_tolerance(const adm_drift *d);
+ADM_API void adm_drift_set_provenance(adm_drift *d, const char *date, const char *commit);
+ADM_API adm_status adm_drift_set_title(adm_drift *d, const char *title);
 /* Free text lines printed under the table (what the arms are). */
-adm_status adm_drift_add_note(adm_drift *d, const char *note);
+ADM_API adm_status adm_drift_add_note(adm_drift *d, const char *note);
 
 /* Error growth with depth, one series per tier and group (copied): the
  * reference path's (reference = 1), and tiers judged against the
  * reference of the same group. A lossless claim fails when its growth
  * exponent exceeds the reference's by more than ADM_DRIFT_GROWTH_SLACK; a
  * high claim is reported only. */
-adm_status adm_drift_add_growth(adm_drift *d, const char *group, const char *name, int reference, adm_tier claim,
-                                int n, const double *depth, const double *err);
-int adm_drift_growth_count(const adm_drift *d);
-const adm_drift_growth *adm_drift_growth_at(const adm_drift *d, int i);
-adm_tier adm_drift_growth_claim(const adm_drift *d, int i);
+ADM_API adm_status adm_drift_add_growth(adm_drift *d, const char *group, const char *name, int reference, adm_tier claim,
+                                        int n, const double *depth, const double *err);
+ADM_API int adm_drift_growth_count(const adm_drift *d);
+ADM_API const adm_drift_growth *adm_drift_growth_at(const adm_drift *d, int i);
+ADM_API adm_tier adm_drift_growth_claim(const adm_drift *d, int i);
 
 /* Computes every pair's metrics and verdict and the growth verdicts. */
-adm_status adm_drift_evaluate(adm_drift *d);
+ADM_API adm_status adm_drift_evaluate(adm_drift *d);
 /* After evaluate: the band (the widest drift of the band pairs; +Inf and 1
  * with no band pair), the floors in force, whether it is video. */
-double adm_drift_band_psnr(const adm_drift *d);
-double adm_drift_band_ssim(const adm_drift *d);
-void adm_drift_floors(const adm_drift *d, double *psnr, double *ssim);
-int adm_drift_is_video(const adm_drift *d);
-int adm_drift_has_band(const adm_drift *d);
+ADM_API double adm_drift_band_psnr(const adm_drift *d);
+ADM_API double adm_drift_band_ssim(const adm_drift *d);
+ADM_API void adm_drift_floors(const adm_drift *d, double *psnr, double *ssim);
+ADM_API int adm_drift_is_video(const adm_drift *d);
+ADM_API int adm_drift_has_band(const adm_drift *d);
 /* 1 when every control is identical, every tier comparison passes its
  * claim and every growth series passes. */
-int adm_drift_passed(const adm_drift *d);
+ADM_API int adm_drift_passed(const adm_drift *d);
 
-void adm_drift_print(const adm_drift *d, FILE *f);
-void adm_drift_print_markdown(const adm_drift *d, FILE *f);
-adm_status adm_drift_write_json(const adm_drift *d, const char *path);
+ADM_API void adm_drift_print(const adm_drift *d, FILE *f);
+ADM_API void adm_drift_print_markdown(const adm_drift *d, FILE *f);
+ADM_API adm_status adm_drift_write_json(const adm_drift *d, const char *path);
 /* Appends tonight's row (one JSON object on one line: date, commit, arms,
  * band, floors, every pair's metrics and verdict, growth exponents) to the
  * history, rewriting it atomically; a malformed history is refused with
  * its line, and nothing is written. */
-adm_status adm_drift_history_append(const adm_drift *d, const char *path);
+ADM_API adm_status adm_drift_history_append(const adm_drift *d, const char *path);
 /* DIR/index.html: the table, PSNR per comparison over the nights of the
  * history (NULL: tonight only) with the band shaded, the arms' images and
  * difference heat maps (PNG files in DIR), and the growth plot. */
-adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char *history);
+ADM_API adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char *history);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,8 @@
 #ifndef ADM_REPORT_H
 #define ADM_REPORT_H
 
+#include "adm_export.h"
+
 #include <stdio.h>
 
 #include "adm_harness.h"
@@ -29,48 +31,48 @@ typedef struct adm_report_row {
 
 typedef struct adm_report adm_report;
 
-adm_status adm_report_create(const char *title, adm_report **out);
-void adm_report_free(adm_report *r);
-adm_status adm_report_add(adm_report *r, const char *source, const char *op, const char *candidate,
-                          const adm_verdict *v, int64_t mpfr_refined, const adm_tier *claim);
+ADM_API adm_status adm_report_create(const char *title, adm_report **out);
+ADM_API void adm_report_free(adm_report *r);
+ADM_API adm_status adm_report_add(adm_report *r, const char *source, const char *op, const char *candidate,
+                                  const adm_verdict *v, int64_t mpfr_refined, const adm_tier *claim);
 /* What was run, for the reports' header ("table", the table's path;
  * "captures"; "GPU"): a key is set once, a later value replaces it; at
  * most 16. Date (SOURCE_DATE_EPOCH when set, else now), commit (ADMIT_COMMIT,
  * else the build's git describe) and host are added by the writers. */
-adm_status adm_report_set_context(adm_report *r, const char *key, const char *value);
+ADM_API adm_status adm_report_set_context(adm_report *r, const char *key, const char *value);
 /* A row for what could not be measured, with the reason; the run goes on
  * with the next entry, and the reports say "error" for this one. */
-adm_status adm_report_add_error(adm_report *r, const char *source, const char *op, const char *candidate,
-                                adm_status status, const char *message, const adm_tier *claim);
+ADM_API adm_status adm_report_add_error(adm_report *r, const char *source, const char *op, const char *candidate,
+                                        adm_status status, const char *message, const adm_tier *claim);
 /* 1 when some row is an error: the command exits 2 after its reports. */
-int adm_report_any_error(const adm_report *r);
-int adm_report_count(const adm_report *r);
-const adm_report_row *adm_report_row_at(const adm_report *r, int i);
+ADM_API int adm_report_any_error(const adm_report *r);
+ADM_API int adm_report_count(const adm_report *r);
+ADM_API const adm_report_row *adm_report_row_at(const adm_report *r, int i);
 /* Strict: a verdict stricter than its claim (promotable) also violates. */
-void adm_report_set_strict(adm_report *r, int strict);
+ADM_API void adm_report_set_strict(adm_report *r, int strict);
 /* Column names for the source and the claim ("capture", "claim" by
  * default; a fusion table's are "entry", "declared"). */
-void adm_report_set_labels(adm_report *r, const char *source, const char *claim);
+ADM_API void adm_report_set_labels(adm_report *r, const char *source, const char *claim);
 /* 1 when a verdict is looser than its claim (unsafe), or in a strict
  * report stricter (promotable). */
-int adm_report_claim_violated(const adm_report_row *row);
-int adm_report_any_violation(const adm_report *r);
+ADM_API int adm_report_claim_violated(const adm_report_row *row);
+ADM_API int adm_report_any_violation(const adm_report *r);
 
-void adm_report_print(const adm_report *r, FILE *f);
-adm_status adm_report_write_json(const adm_report *r, const char *path);
-adm_status adm_report_write_junit(const adm_report *r, const char *path);
+ADM_API void adm_report_print(const adm_report *r, FILE *f);
+ADM_API adm_status adm_report_write_json(const adm_report *r, const char *path);
+ADM_API adm_status adm_report_write_junit(const adm_report *r, const char *path);
 /* DIR/index.html: the verdict table with every gate's reason. */
-adm_status adm_report_write_html(const adm_report *r, const char *dir);
+ADM_API adm_status adm_report_write_html(const adm_report *r, const char *dir);
 
 /* Every requested report (NULL: not wanted), all or nothing: each is
  * written completely to a temporary file beside its target, and only when
  * all are written are they renamed into place; on any failure none of them
  * is left (a rename that fails takes back the ones already made, and an
  * HTML folder created for the report is removed). */
-adm_status adm_report_write_all(const adm_report *r, const char *json, const char *junit, const char *html_dir);
+ADM_API adm_status adm_report_write_all(const adm_report *r, const char *json, const char *junit, const char *html_dir);
 
 /* Writes len bytes to path through a temporary file and a rename. */
-adm_status adm_write_atomic(const char *path, const char *data, size_t len);
+ADM_API adm_status adm_write_atomic(const char *path, const char *data, size_t len);
 
 #ifdef __cplusplus
 }

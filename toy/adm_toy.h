@@ -16,6 +16,8 @@
 #ifndef ADM_TOY_H
 #define ADM_TOY_H
 
+#include "adm_export.h"
+
 #include <stdio.h>
 
 #include "adm_candidates.h"
@@ -40,10 +42,10 @@ typedef enum adm_toy_site {
     ADM_TOY_SITE_COUNT
 } adm_toy_site;
 
-const char *adm_toy_site_name(adm_toy_site s);
-const char *adm_toy_site_op(adm_toy_site s);
-adm_status adm_toy_site_from_name(const char *name, adm_toy_site *out);
-void adm_toy_print_sites(FILE *f);
+ADM_API const char *adm_toy_site_name(adm_toy_site s);
+ADM_API const char *adm_toy_site_op(adm_toy_site s);
+ADM_API adm_status adm_toy_site_from_name(const char *name, adm_toy_site *out);
+ADM_API void adm_toy_print_sites(FILE *f);
 
 typedef struct adm_toy_config {
     uint64_t seed;   /* 1 */
@@ -56,13 +58,13 @@ typedef struct adm_toy_config {
     int blocks;      /* 3 */
     int steps;       /* 4 Euler steps from t = 1 to 0 */
 } adm_toy_config;
-void adm_toy_config_default(adm_toy_config *c);
+ADM_API void adm_toy_config_default(adm_toy_config *c);
 
 /* The model: its weights and noise, from the seed. */
 typedef struct adm_toy adm_toy;
-adm_status adm_toy_create(const adm_toy_config *cfg, adm_toy **out);
-void adm_toy_free(adm_toy *t);
-const adm_toy_config *adm_toy_get_config(const adm_toy *t);
+ADM_API adm_status adm_toy_create(const adm_toy_config *cfg, adm_toy **out);
+ADM_API void adm_toy_free(adm_toy *t);
+ADM_API const adm_toy_config *adm_toy_get_config(const adm_toy *t);
 
 /* A choice of implementation per site. */
 typedef struct adm_toy_tier {
@@ -71,7 +73,7 @@ typedef struct adm_toy_tier {
 } adm_toy_tier;
 
 /* Every site on the registry's reference path. */
-void adm_toy_tier_reference(adm_toy_tier *t);
+ADM_API void adm_toy_tier_reference(adm_toy_tier *t);
 /* From a fusion table (JSON; fusions/toy.json, the toy runtime's): exact =
  * each op's reference as the table names it (else the registry's);
  * lossless = exact with the lossless entries mounted, each at the sites
@@ -79,10 +81,10 @@ void adm_toy_tier_reference(adm_toy_tier *t);
  * entry for a site winning; high = lossless with the entry `high` mounted
  * ("NAME" at its sites, or "NAME@SITE"; NULL: none). Errors name the file
  * and the field. */
-adm_status adm_toy_tier_from_table(const char *path, adm_tier tier, const char *high, adm_toy_tier *t);
+ADM_API adm_status adm_toy_tier_from_table(const char *path, adm_tier tier, const char *high, adm_toy_tier *t);
 /* Mounts "SITE=IMPL" (a registered implementation of the site's op, or
  * path.so:name is refused: plugins are for `run`). */
-adm_status adm_toy_tier_mount(adm_toy_tier *t, const char *spec);
+ADM_API adm_status adm_toy_tier_mount(adm_toy_tier *t, const char *spec);
 
 /* How FC2 runs. */
 typedef struct adm_toy_comm adm_toy_comm;
@@ -97,22 +99,22 @@ typedef struct adm_toy_trace {
     int64_t latent_size;    /* tokens * latent */
     double *latent;         /* [n_latent][latent_size] */
 } adm_toy_trace;
-void adm_toy_trace_free(adm_toy_trace *tr);
+ADM_API void adm_toy_trace_free(adm_toy_trace *tr);
 
 /* Runs the toy with the tier's implementations, TP1 (tp = 1) or TP2 with
  * both ranks in this process (tp = 2), into an 8-bit RGB image
  * [1, grid*patch, grid*patch, 3] with data_range 255. trace may be NULL. */
-adm_status adm_toy_run(const adm_toy *t, const adm_toy_tier *tier, int tp, adm_image *img, adm_toy_trace *trace);
+ADM_API adm_status adm_toy_run(const adm_toy *t, const adm_toy_tier *tier, int tp, adm_image *img, adm_toy_trace *trace);
 /* One rank of TP2 in a process of its own (comm from adm_toy_comm_*). */
-adm_status adm_toy_run_rank(const adm_toy *t, const adm_toy_tier *tier, adm_toy_comm *comm, adm_image *img);
+ADM_API adm_status adm_toy_run_rank(const adm_toy *t, const adm_toy_tier *tier, adm_toy_comm *comm, adm_image *img);
 /* The same math in fp64 (no rounding but fp64's own), and its decode. */
-adm_status adm_toy_run_f64(const adm_toy *t, adm_image *img, adm_toy_trace *trace);
+ADM_API adm_status adm_toy_run_f64(const adm_toy *t, adm_image *img, adm_toy_trace *trace);
 
 /* Relative RMS error of each state of a trace against the fp64 trace:
  * err[k] = ||s_k - r_k|| / ||r_k|| over the hidden states (latent = 0) or
  * the latents (latent = 1); compensated sums, so each err[k] carries a
  * relative error <= 6 u + n u^2 (u = 2^-53) beyond the states' own. */
-adm_status adm_toy_trace_error(const adm_toy_trace *tr, const adm_toy_trace *ref, int latent, double *err);
+ADM_API adm_status adm_toy_trace_error(const adm_toy_trace *tr, const adm_toy_trace *ref, int latent, double *err);
 
 /* TP2 over two processes: each rank computes its FC2 partial, and the
  * bf16 partials are summed by an all-reduce. mode: ADM_TOY_TP2_PROCESSES
@@ -125,8 +127,8 @@ typedef enum adm_toy_tp2_mode {
     ADM_TOY_TP2_PROCESSES = 1,
     ADM_TOY_TP2_NCCL = 2
 } adm_toy_tp2_mode;
-adm_status adm_toy_run_processes(const adm_toy *t, const adm_toy_tier *tier, adm_toy_tp2_mode mode, int world,
-                                 adm_image *img);
+ADM_API adm_status adm_toy_run_processes(const adm_toy *t, const adm_toy_tier *tier, adm_toy_tp2_mode mode, int world,
+                                         adm_image *img);
 
 /* ------------------------------------------------------------------ */
 /* The toy's drift report                                               */
@@ -142,9 +144,9 @@ typedef struct adm_toy_options {
     int n_mounts;
     adm_toy_tp2_mode tp2;
 } adm_toy_options;
-void adm_toy_options_default(adm_toy_options *o);
-void adm_toy_options_free(adm_toy_options *o);
-adm_status adm_toy_options_add_mount(adm_toy_options *o, const char *spec);
+ADM_API void adm_toy_options_default(adm_toy_options *o);
+ADM_API void adm_toy_options_free(adm_toy_options *o);
+ADM_API adm_status adm_toy_options_add_mount(adm_toy_options *o, const char *spec);
 
 /* Runs the arms (exact TP1 twice, exact TP2, lossless TP1 and TP2, high
  * TP1), adds them with the seed's pairs (control, band, the tier at TP1
@@ -153,27 +155,27 @@ adm_status adm_toy_options_add_mount(adm_toy_options *o, const char *spec);
  * after each block of a one-step run `depth` blocks deep) and step by step
  * (the latent after each step of a one-block run `depth` steps long), on
  * an 8 x 8-token toy of the same seed. */
-adm_status adm_toy_drift(const adm_toy_options *o, adm_drift *d, int set_title);
+ADM_API adm_status adm_toy_drift(const adm_toy_options *o, adm_drift *d, int set_title);
 /* Every arm of d as DIR/NAME.png. */
-adm_status adm_toy_save_arms(const adm_drift *d, const char *dir);
+ADM_API adm_status adm_toy_save_arms(const adm_drift *d, const char *dir);
 
 /* ------------------------------------------------------------------ */
 /* The GPU surface (toy/toy_cuda.cu; ADM_ERR_NO_DEVICE without CUDA)     */
 /* ------------------------------------------------------------------ */
 
 /* Selects GPU `device` for this process. */
-adm_status adm_toy_cuda_select(int device);
+ADM_API adm_status adm_toy_cuda_select(int device);
 /* y [M, N] bf16 = x [M, K] bf16 . w [N, K]^T through cuBLAS (bf16
  * operands, fp32 compute, one rounding to bf16), host buffers. */
-adm_status adm_toy_cuda_gemm_bf16(const uint16_t *x, const uint16_t *w, int64_t M, int64_t K, int64_t N, uint16_t *y);
+ADM_API adm_status adm_toy_cuda_gemm_bf16(const uint16_t *x, const uint16_t *w, int64_t M, int64_t K, int64_t N, uint16_t *y);
 /* NCCL through dlopen (ADM_NCCL_LIB, else libnccl.so.2): the 128-byte
  * unique id, a communicator, and an in-place bf16 sum all-reduce of a
  * host buffer. */
 #define ADM_TOY_NCCL_ID_BYTES 128
-adm_status adm_toy_nccl_unique_id(unsigned char id[ADM_TOY_NCCL_ID_BYTES]);
-adm_status adm_toy_nccl_init(const unsigned char id[ADM_TOY_NCCL_ID_BYTES], int rank, int world, void **comm);
-adm_status adm_toy_nccl_allreduce_bf16(void *comm, uint16_t *buf, int64_t n);
-void adm_toy_nccl_free(void *comm);
+ADM_API adm_status adm_toy_nccl_unique_id(unsigned char id[ADM_TOY_NCCL_ID_BYTES]);
+ADM_API adm_status adm_toy_nccl_init(const unsigned char id[ADM_TOY_NCCL_ID_BYTES], int rank, int world, void **comm);
+ADM_API adm_status adm_toy_nccl_allreduce_bf16(void *comm, uint16_t *buf, int64_t n);
+ADM_API void adm_toy_nccl_free(void *comm);
 
 #ifdef __cplusplus
 }
