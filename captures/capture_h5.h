@@ -10,6 +10,11 @@
 void adm_cap_h5_quiet(void);
 /* Closes an HDF5 id of any kind; negative ids are ignored. */
 void adm_cap_h5_close(hid_t id);
+/* capture_read.c: whether the file can hold the raw bytes a dataset
+ * declares, before they are allocated (every chunk written, storage within
+ * the file, no more than 1100:1 from the filters; no external or virtual
+ * storage). ADM_ERR_FORMAT naming where when it cannot. */
+adm_status adm_cap_storage_holds(hid_t d, const hsize_t *dims, int ndim, int64_t raw, const char *where);
 /* heap_check.c: before H5Aread follows a variable-length string
  * attribute's heap reference, the reference and the global heap collection
  * it names are checked against the file (what libhdf5 1.10 trusts, issue 8

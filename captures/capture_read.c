@@ -207,7 +207,7 @@ static adm_status storage_ok(adm_dtype dt, hid_t ft, hid_t *mt, const char *wher
  * storage within the file's size, and no more expansion than the filters
  * can give. Virtual datasets and external raw storage are refused: a
  * capture is one self-contained file. */
-static adm_status storage_holds(hid_t d, const hsize_t *dims, int ndim, int64_t raw, const char *where)
+adm_status adm_cap_storage_holds(hid_t d, const hsize_t *dims, int ndim, int64_t raw, const char *where)
 {
     hid_t dcpl = H5Dget_create_plist(d), fid = H5Iget_file_id(d);
     H5D_layout_t lay = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
@@ -332,7 +332,7 @@ static adm_status read_dataset(hid_t loc, const char *path, const char *where, a
                       (long long)(numel * adm_format_get(dt)->storage_bytes), (long long)max_tensor_bytes());
         goto done;
     }
-    if (numel > 0 && (st = storage_holds(d, dims, ndim, numel * adm_format_get(dt)->storage_bytes, where)) != ADM_OK)
+    if (numel > 0 && (st = adm_cap_storage_holds(d, dims, ndim, numel * adm_format_get(dt)->storage_bytes, where)) != ADM_OK)
         goto done;
     st = adm_capture_tensor_alloc_ ? adm_capture_tensor_alloc_(&t, dt, ndim, shape) : adm_tensor_alloc(&t, dt, ndim, shape);
     if (st != ADM_OK) {

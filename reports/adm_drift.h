@@ -39,6 +39,10 @@ ADM_API adm_status adm_image_alloc(adm_image *img, int64_t frames, int64_t heigh
 ADM_API void adm_image_free(adm_image *img);
 ADM_API int64_t adm_image_numel(const adm_image *img);
 
+/* What an HDF5 arm may declare: at most 2^30 values (8 GiB as doubles;
+ * 121 frames of 1280 x 720 RGB fit), and no more raw bytes than its file
+ * can hold (adm_image_read_h5 checks both before allocating). */
+#define ADM_ARM_MAX_VALUES ((int64_t)1 << 30)
 /* What a PNG may declare: sides of at most 2^16, and at most 2^28 values
  * (2 GiB as doubles; a 16384 x 16384 gray or an 8K UHD RGB frame fits). */
 #define ADM_PNG_MAX_SIDE 65536

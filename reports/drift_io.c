@@ -376,6 +376,17 @@ adm_status adm_image_read_h5(const char *path, const char *dataset, const char *
     }
     if ((st = parse_layout(path, dataset, lay, rank, axis)) != ADM_OK) goto done;
     for (int k = 0; k < 4; k++) ext[k] = axis[k] < 0 ? 1 : (int64_t)dims[axis[k]];
+    {
+        int64_t v = 1;
+        for (int i = 0; i < rank; i++) v = dims[i] && v > ADM_ARM_MAX_VALUES / (int64_t)dims[i] ? ADM_ARM_MAX_VALUES + 1
+                                                                                             : v * (int64_t)dims[i];
+        if (v > ADM_ARM_MAX_VALUES) {
+            st = ADM_FAIL(ADM_ERR_SHAPE, "%s: more than 2^30 values, the limit of an arm (ADM_ARM_MAX_VALUES)", where);
+            goto done;
+        }
+        if (v > 0 && (st = adm_cap_storage_holds(d, dims, rank, v * (int64_t)H5Tget_size(t), where)) != ADM_OK)
+            goto done;
+    }
     if ((st = adm_image_alloc(img, ext[0], ext[1], ext[2], ext[3])) != ADM_OK) {
         adm_error_prefix("%s: dataset '%s': ", path, dataset);
         goto done;

@@ -759,6 +759,37 @@ START_TEST(test_hdf5_vlen_layout_heap)
 }
 END_TEST
 
+/* An arm is checked against what its file can hold before a byte is
+ * allocated (issue 8 R3's class): a chunked dataset of 4096 x 4096 x 3
+ * doubles (400 MB) with no chunk written, in a file of a few KB, and one
+ * declaring more than 2^30 values. */
+START_TEST(test_hdf5_arm_declared_size)
+{
+    const char *p = tmp("hollow.h5");
+    hsize_t d1[3] = {4096, 4096, 3}, c1[3] = {256, 256, 3}, d2[3] = {65536, 65536, 3}, c2[3] = {1024, 1024, 3};
+    adm_image a;
+    hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    for (int i = 0; i < 2; i++) {
+        hid_t s = H5Screate_simple(3, i ? d2 : d1, NULL), pl = H5Pcreate(H5P_DATASET_CREATE), d;
+        H5Pset_chunk(pl, 3, i ? c2 : c1);
+        d = H5Dcreate2(f, i ? "/huge" : "/hollow", H5T_IEEE_F64LE, s, H5P_DEFAULT, pl, H5P_DEFAULT);
+        ck_assert(d >= 0);
+        H5Dclose(d);
+        H5Pclose(pl);
+        H5Sclose(s);
+    }
+    H5Fclose(f);
+    ck_assert_int_eq(adm_image_read_h5(p, "/hollow", "HWC", &a), ADM_ERR_FORMAT);
+    ck_assert_msg(strstr(adm_error_message(), p) && strstr(adm_error_message(), "dataset '/hollow'") &&
+                      strstr(adm_error_message(), "0 of its 256 chunks are written"),
+                  "%s", adm_error_message());
+    ck_assert(a.data == NULL);
+    ck_assert_int_eq(adm_image_read_h5(p, "/huge", "HWC", &a), ADM_ERR_SHAPE);
+    ck_assert_msg(strstr(adm_error_message(), "dataset '/huge'") && strstr(adm_error_message(), "2^30"), "%s",
+                  adm_error_message());
+}
+END_TEST
+
 static Suite *drift_suite(void)
 {
     Suite *s = suite_create("drift");
@@ -782,6 +813,7 @@ static Suite *drift_suite(void)
     tcase_add_test(tc, test_png_limits);
     tcase_add_test(tc, test_html_escapes_names);
     tcase_add_test(tc, test_hdf5_vlen_layout_heap);
+    tcase_add_test(tc, test_hdf5_arm_declared_size);
     suite_add_tcase(s, tc);
     return s;
 }
