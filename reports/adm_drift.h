@@ -203,7 +203,7 @@ ADM_API void adm_drift_free(adm_drift *d);
  * arms together (8 bytes each in memory; ADM_DRIFT_MAX_VALUES in the
  * environment replaces the default), checked against what the files
  * declare before any is read; the values its pairs compare together
- * (some 1-2 us each for SSIM on one core; ADM_DRIFT_MAX_COMPARED),
+ * (about 0.1 us each on one core; ADM_DRIFT_MAX_COMPARED),
  * checked before the first comparison; a spec's and a history's bytes. */
 #define ADM_DRIFT_MAX_ARMS 256
 #define ADM_DRIFT_MAX_PAIRS 1024
