@@ -79,8 +79,10 @@ static int clamp_int(int64_t v) { return v > INT_MAX ? INT_MAX : (int)v; }
  * file (a permuted layout's copy, libpng's rows, an inflated HDF5 chunk);
  * the arms' values themselves are in the memory files, mapped before the
  * limit is set. CPU time: 5 s, a second per 256 files, and while reading a
- * second per 16 MiB of files and per 2^25 values (inflating and converting
- * run at some 100 M values/s); the wall clock three times that. Each
+ * second per 16 MiB of files and per 2^22 values: inflating, converting and
+ * the memory files' page faults took 42 ns a value (17 s of user and system
+ * time for 402 M values) on the loaded 2-core development guest, and this
+ * leaves five times that; the wall clock three times the CPU time. Each
  * ADM_SANDBOX_* variable replaces its default. */
 static void arm_limits(const drift_plan *p, int n, int reading, adm_sandbox_limits *lim)
 {
@@ -100,7 +102,7 @@ static void arm_limits(const drift_plan *p, int n, int reading, adm_sandbox_limi
         }
     mem = ((int64_t)1 << 30) + 16 * big;
     if (mem > phys) mem = phys;
-    cpu = 5 + files / 256 + (bytes >> 24) + (values >> 25);
+    cpu = 5 + files / 256 + (bytes >> 24) + (values >> 22);
     lim->memory_bytes = adm_child_env_limit("ADM_SANDBOX_MEMORY", mem);
     lim->cpu_seconds = clamp_int(adm_child_env_limit("ADM_SANDBOX_CPU", cpu));
     lim->wall_seconds = clamp_int(adm_child_env_limit("ADM_SANDBOX_TIMEOUT", 3 * (int64_t)lim->cpu_seconds));
@@ -333,7 +335,9 @@ static adm_status no_answer(const drift_plan *p, int n, const crumb *c, int time
         snprintf(why, sizeof why, "the reader process stopped with status %d%s",
                  WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1,
                  lim->memory_bytes > 0 ? ", perhaps at its memory limit; ADM_SANDBOX_MEMORY raises it" : "");
-    if (c->file[0])
+    if (c->file[0] && (timed_out || (WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGXCPU)))
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: %s did not finish reading %s (%s)", c->file, lib, c->what, why);
+    else if (c->file[0])
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s is corrupt: %s failed reading %s (%s)", c->file, lib, c->what, why);
     else
         st = ADM_FAIL(ADM_ERR_FORMAT, "the arms' reader process gave no answer (%s)", why);
