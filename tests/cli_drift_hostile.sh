@@ -247,15 +247,21 @@ html_all_or_nothing)
         "$admit" drift --arm a=a.png --arm b=a.png --control a:b --json out.json --history h.jsonl --html nowhere/page
     check "no JSON after a failed HTML report" test ! -e out.json
     check "no history row after a failed HTML report" cmp -s h.jsonl h0.jsonl
-    # an image cannot be moved into place (a folder is in its way): what was moved is taken back
+    # an image cannot be written (a folder is in its way) after the JSON and the first image were
     mkdir -p page/arm-b.png
-    expect 2 "page/arm-b.png: cannot move the report into place" -- \
+    expect 2 "page/arm-b.png: is a directory; a report replaces only a regular file" -- \
         "$admit" drift --arm a=a.png --arm b=a.png --control a:b --json out.json --history h.jsonl --html page
     check "no JSON after a failed HTML report" test ! -e out.json
     check "no history row after a failed HTML report" cmp -s h.jsonl h0.jsonl
     check "no images after a failed HTML report" test -z "$(find . -name '*.png' -type f | grep -v '^./a.png$')"
     check "no page after a failed HTML report" test ! -e page/index.html
     rmdir page/arm-b.png
+    # a report's target that is not a regular file (--json /dev/null as root) is refused, not replaced
+    mkfifo out.fifo
+    expect 2 "out.fifo: is a FIFO; a report replaces only a regular file" -- \
+        "$admit" drift --arm a=a.png --arm b=a.png --control a:b --json out.fifo --history h.jsonl
+    check "the FIFO is still a FIFO" test -p out.fifo
+    check "no history row after a failed JSON report" cmp -s h.jsonl h0.jsonl
     expect 0 "verdict: pass" -- "$admit" drift --arm a=a.png --arm b=a.png --control a:b --json out.json --history h.jsonl --html page
     check "all of them when it can" test -s out.json -a -s page/index.html -a -s page/arm-a.png -a -s page/diff-0.png
     check "tonight's row" test "$(wc -l <h.jsonl)" = 2
