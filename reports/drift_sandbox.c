@@ -340,7 +340,7 @@ static adm_status no_answer(const drift_plan *p, int n, const crumb *c, int time
     else if (c->file[0])
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s is corrupt: %s failed reading %s (%s)", c->file, lib, c->what, why);
     else
-        st = ADM_FAIL(ADM_ERR_FORMAT, "the arms' reader process gave no answer (%s)", why);
+        st = ADM_FAIL(ADM_ERR_FORMAT, "the arms' reader process ended before it read a file (%s)", why);
     adm_error_prefix("%s", prefix);
     return st;
 }

@@ -134,6 +134,26 @@ not_sandboxed)
     printf '{"admit_drift_spec": 1, "arms": {"a": "a.h5:/img", "b": "%s:/special/empty/inputs/x"}, "control": [["a", "b"]]}' \
         "$bad" >s.json
     expect 2 "s.json: field 'arms.b': $bad is corrupt" -- "$admit" drift --spec s.json
+    # a reader that stalls without using CPU is ended by the wall clock: the first reader process is
+    # stopped (SIGSTOP) as soon as it appears; tried again when it finished before it could be stopped
+    stalled=no
+    for try in 1 2 3 4 5; do
+        ADM_SANDBOX_CPU=0 ADM_SANDBOX_TIMEOUT=2 "$admit" drift --arm a=a.h5:/img --arm b=a.png --control a:b >stall.out 2>&1 &
+        pid=$!
+        kid=
+        while [ -z "$kid" ] && kill -0 "$pid" 2>/dev/null; do
+            read -r kid _ 2>/dev/null <"/proc/$pid/task/$pid/children" || : # no newline after the last pid
+        done
+        [ -n "$kid" ] && kill -STOP "$kid" 2>/dev/null
+        wait "$pid"
+        rc=$?
+        if [ "$rc" != 0 ]; then
+            stalled=$rc
+            break
+        fi
+    done
+    check "a stopped reader: exit 2 (got $stalled)" [ "$stalled" = 2 ]
+    check "a stopped reader: the message says the wall clock ran out" grep -q "no answer within 2 s" stall.out
     ;;
 frames_memory)
     # z.png: 4096 x 4096 black in 17 KB (the reproducer's 8192 x 8192, scaled down with the limit)
