@@ -294,8 +294,10 @@ int adm_cmd_drift(int argc, char **argv)
     }
     if (adm_drift_create(a.title ? a.title : a.toy ? NULL : "admit drift", &d) != ADM_OK) goto fail;
     if (a.spec && adm_drift_load_spec(d, a.spec) != ADM_OK) goto fail;
-    for (int i = 0; i < a.n_arms; i++)
-        if (adm_drift_load_arm(d, a.arm_names[i], a.arm_srcs[i], a.layout) != ADM_OK) goto fail;
+    if (a.n_arms &&
+        adm_drift_load_arms(d, a.n_arms, (const char *const *)a.arm_names, (const char *const *)a.arm_srcs, a.layout) !=
+            ADM_OK)
+        goto fail;
     if (a.toy) {
         if (adm_toy_drift(&a.toy_opt, d, a.title == NULL) != ADM_OK) goto fail;
         if (a.save && adm_toy_save_arms(d, a.save) != ADM_OK) goto fail;
@@ -319,10 +321,8 @@ int adm_cmd_drift(int argc, char **argv)
     if (a.markdown) adm_drift_print_markdown(d, stdout);
     else adm_drift_print(d, stdout);
     fflush(stdout);
-    /* the history first: a malformed one stops everything before any file is written */
-    if (a.history && adm_drift_history_append(d, a.history) != ADM_OK) goto fail;
-    if (a.json && adm_drift_write_json(d, a.json) != ADM_OK) goto fail;
-    if (a.html && adm_drift_write_html(d, a.html, a.history) != ADM_OK) goto fail;
+    /* all or nothing: a failed HTML leaves no JSON, no history row, no images */
+    if ((a.history || a.json || a.html) && adm_drift_write_all(d, a.json, a.history, a.html) != ADM_OK) goto fail;
     rc = adm_drift_passed(d) ? ADM_EXIT_OK : ADM_EXIT_CLAIM;
     adm_drift_free(d);
     free_args(&a);

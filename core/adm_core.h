@@ -119,7 +119,8 @@ ADM_API adm_status adm_file_check_regular(const char *path, const char *what);
 ADM_API char *adm_strdup(const char *s);
 /* A new temporary file beside path (path.tmp.XXXXXX, the usual mode), open
  * as *fd, its name in *tmp (free it); the caller renames it into place when
- * complete, or unlinks it. */
+ * complete, or unlinks it. ADM_ERR_IO when path exists and is not a regular
+ * file (a device, a FIFO, a folder): the rename would replace it. */
 ADM_API adm_status adm_temp_beside(const char *path, char **tmp, int *fd);
 
 /* ------------------------------------------------------------------ */

@@ -17,12 +17,20 @@ char *adm_strdup(const char *s)
     return d;
 }
 
+static const char *kind_of_mode(mode_t m);
+
 adm_status adm_temp_beside(const char *path, char **tmp, int *fd)
 {
     size_t n = strlen(path) + 16;
     mode_t um;
-    *tmp = malloc(n);
+    struct stat sb;
+    *tmp = NULL;
     *fd = -1;
+    /* the temporary file is renamed over path: a device, a FIFO or a
+     * folder there (--json /dev/null) would be replaced, not written */
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return ADM_FAIL(ADM_ERR_IO, "%s: is %s; a report replaces only a regular file", path, kind_of_mode(sb.st_mode));
+    *tmp = malloc(n);
     if (!*tmp) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     snprintf(*tmp, n, "%s.tmp.XXXXXX", path);
     *fd = mkstemp(*tmp);

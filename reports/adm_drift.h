@@ -32,6 +32,7 @@ typedef struct adm_image {
     double *data;
     double data_range;   /* the dtype's range for integer sources (255, 65535); 0: not known (float data) */
     char *source;        /* where it came from, for messages and reports */
+    size_t map_len;      /* 0: data is malloc'd; else a mapping of this many bytes (an arm read in a sandbox) */
 } adm_image;
 
 /* Zero-filled, owned; extents >= 1, at most ADM_MAX_ELEMENTS in all. */
@@ -39,9 +40,9 @@ ADM_API adm_status adm_image_alloc(adm_image *img, int64_t frames, int64_t heigh
 ADM_API void adm_image_free(adm_image *img);
 ADM_API int64_t adm_image_numel(const adm_image *img);
 
-/* What an HDF5 arm may declare: at most 2^30 values (8 GiB as doubles;
- * 121 frames of 1280 x 720 RGB fit), and no more raw bytes than its file
- * can hold (adm_image_read_h5 checks both before allocating). */
+/* What an arm may declare, over all its frames: at most 2^30 values (8 GiB
+ * as doubles; 121 frames of 1280 x 720 RGB fit), and no more raw bytes
+ * than its files can hold (checked before allocating). */
 #define ADM_ARM_MAX_VALUES ((int64_t)1 << 30)
 /* What a PNG may declare: sides of at most 2^16, and at most 2^28 values
  * (2 GiB as doubles; a 16384 x 16384 gray or an 8K UHD RGB frame fits). */
@@ -61,15 +62,27 @@ ADM_API adm_status adm_image_read_png(const char *path, adm_image *img);
  * else the first channel as gray. Values map linearly from [lo, hi] to
  * 0..255 (clamped, rounded to nearest). Written atomically. */
 ADM_API adm_status adm_image_write_png(const adm_image *img, int64_t frame, double lo, double hi, const char *path);
-/* An HDF5 dataset of any integer or float type. The layout comes from the
- * dataset's "layout" attribute, else from `layout` (NULL: by rank: HW,
- * HWC, FHWC): one of HW, HWC, CHW, FHW, FHWC, FCHW. The range comes from
- * a "data_range" attribute, else the integer type's (255 for uint8), else
- * 0 (float). */
+/* An HDF5 dataset of any integer (at most 64 bits) or float type. The
+ * layout comes from the dataset's "layout" attribute (one string), else
+ * from `layout` (NULL: by rank: HW, HWC, FHWC): one of HW, HWC, CHW, FHW,
+ * FHWC, FCHW. The range comes from a "data_range" attribute (one positive
+ * number), else the integer type's (255 for uint8), else 0 (float). Every
+ * link of the dataset's path must be a hard or a soft link within the file
+ * (external and user-defined links are refused, wherever on the path);
+ * the attributes' class, number of elements and length, the extents
+ * (ADM_ARM_MAX_VALUES) and the storage against the file are checked before
+ * anything is read into memory. Runs libhdf5 in this process: a corrupt
+ * file can still crash it; adm_image_load reads in a sandbox. */
 ADM_API adm_status adm_image_read_h5(const char *path, const char *dataset, const char *layout, adm_image *img);
 /* An arm from its source text: "a.png", "x.h5:/dataset", or several of
- * them separated by commas, stacked as the frames of a video (all of one
- * size and range). */
+ * them separated by commas (at most 4096), stacked as the frames of a
+ * video (all of one size and range). What every file declares is read
+ * first and checked (the frames agree, at most ADM_ARM_MAX_VALUES in all),
+ * then the values, straight into place. Both steps run in a sandbox child
+ * process under the capture reader's limits (ADM_SANDBOX_MEMORY, _CPU,
+ * _TIMEOUT; ADM_SANDBOX=off reads in this process), so a file that crashes
+ * or hangs libhdf5 or libpng is reported, naming the file and what was
+ * being read. */
 ADM_API adm_status adm_image_load(const char *source, const char *layout, adm_image *img);
 
 /* ------------------------------------------------------------------ */
@@ -185,14 +198,36 @@ typedef struct adm_drift adm_drift;
 ADM_API adm_status adm_drift_create(const char *title, adm_drift **out);
 ADM_API void adm_drift_free(adm_drift *d);
 
+/* What a drift run may ask for, refused (exit 2, naming the file and the
+ * field) before the work is done: arms and pairs; the values of all its
+ * arms together (8 bytes each in memory; ADM_DRIFT_MAX_VALUES in the
+ * environment replaces the default), checked against what the files
+ * declare before any is read; the values its pairs compare together
+ * (about 0.1 us each on one core; ADM_DRIFT_MAX_COMPARED),
+ * checked before the first comparison; a spec's and a history's bytes. */
+#define ADM_DRIFT_MAX_ARMS 256
+#define ADM_DRIFT_MAX_PAIRS 1024
+#define ADM_DRIFT_MAX_VALUES_DEFAULT ((int64_t)1 << 30)
+#define ADM_DRIFT_MAX_COMPARED_DEFAULT ((int64_t)1 << 31)
+#define ADM_DRIFT_SPEC_MAX_BYTES ((int64_t)16 << 20)
+#define ADM_DRIFT_HISTORY_MAX_BYTES ((int64_t)16 << 20)
+/* The spec format's version ("admit_drift_spec"). */
+#define ADM_DRIFT_SPEC_VERSION 1
+
 /* Takes ownership of img's storage (img is left empty). Names are unique,
- * of letters, digits, '_', '-' and '.'. */
+ * of 1 to 128 letters, digits, '_', '-' and '.'; at most
+ * ADM_DRIFT_MAX_ARMS. */
 ADM_API adm_status adm_drift_add_arm(adm_drift *d, const char *name, adm_image *img);
-/* Loads an arm from a source text (adm_image_load). */
+/* Loads n arms from source texts (as adm_image_load, in one sandbox child
+ * for all): what every file declares is held against the limits above
+ * (with the arms already there) before any value is read; nothing is
+ * read when one is refused. */
+ADM_API adm_status adm_drift_load_arms(adm_drift *d, int n, const char *const *names, const char *const *sources,
+                                       const char *layout);
 ADM_API adm_status adm_drift_load_arm(adm_drift *d, const char *name, const char *source, const char *layout);
 ADM_API int adm_drift_arm_count(const adm_drift *d);
 ADM_API const adm_image *adm_drift_arm(const adm_drift *d, int i, const char **name);
-/* name NULL: "A vs B". */
+/* name NULL: "A vs B". At most ADM_DRIFT_MAX_PAIRS. */
 ADM_API adm_status adm_drift_add_pair(adm_drift *d, const char *name, adm_drift_role role, adm_tier claim, const char *a,
                                       const char *b);
 ADM_API int adm_drift_pair_count(const adm_drift *d);
@@ -200,7 +235,11 @@ ADM_API const adm_drift_pair *adm_drift_pair_at(const adm_drift *d, int i);
 
 /* A drift spec (JSON, see adm_drift_load_spec in reports/drift.c and the
  * README): arms, pairs, kind, data_range, floors. Relative paths resolve
- * against the spec's folder. Errors name the file and the field. */
+ * against the spec's folder. Errors name the file and the field. Only a
+ * regular file of at most ADM_DRIFT_SPEC_MAX_BYTES is read; a key given
+ * twice (an arm's name included) is refused, as is a version other than
+ * ADM_DRIFT_SPEC_VERSION; the arms' and pairs' counts are checked before
+ * any arm is read. */
 ADM_API adm_status adm_drift_load_spec(adm_drift *d, const char *path);
 
 /* 0: from the arms (integer ranges), else this range for every pair. */
@@ -232,7 +271,9 @@ ADM_API int adm_drift_growth_count(const adm_drift *d);
 ADM_API const adm_drift_growth *adm_drift_growth_at(const adm_drift *d, int i);
 ADM_API adm_tier adm_drift_growth_claim(const adm_drift *d, int i);
 
-/* Computes every pair's metrics and verdict and the growth verdicts. */
+/* Computes every pair's metrics and verdict and the growth verdicts;
+ * first refuses pairs that together compare more than
+ * ADM_DRIFT_MAX_COMPARED values. */
 ADM_API adm_status adm_drift_evaluate(adm_drift *d);
 /* After evaluate: the band (the widest drift of the band pairs; +Inf and 1
  * with no band pair), the floors in force, whether it is video. */
@@ -245,18 +286,30 @@ ADM_API int adm_drift_has_band(const adm_drift *d);
  * claim and every growth series passes. */
 ADM_API int adm_drift_passed(const adm_drift *d);
 
+/* The table; text from the spec or the caller (title, pair names, notes)
+ * goes through adm_text_escape, and in Markdown every character Markdown
+ * reads as markup is backslashed too, so that no name can write a control
+ * sequence, a line of its own or a table cell. */
 ADM_API void adm_drift_print(const adm_drift *d, FILE *f);
 ADM_API void adm_drift_print_markdown(const adm_drift *d, FILE *f);
 ADM_API adm_status adm_drift_write_json(const adm_drift *d, const char *path);
 /* Appends tonight's row (one JSON object on one line: date, commit, arms,
  * band, floors, every pair's metrics and verdict, growth exponents) to the
  * history, rewriting it atomically; a malformed history is refused with
- * its line, and nothing is written. */
+ * its line, and nothing is written. Only a regular file of at most
+ * ADM_DRIFT_HISTORY_MAX_BYTES (before and after the row) is read. */
 ADM_API adm_status adm_drift_history_append(const adm_drift *d, const char *path);
 /* DIR/index.html: the table, PSNR per comparison over the nights of the
  * history (NULL: tonight only) with the band shaded, the arms' images and
  * difference heat maps (PNG files in DIR), and the growth plot. */
 ADM_API adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char *history);
+/* Every requested output (NULL: not wanted), all or nothing: the JSON, the
+ * history with tonight's row, and the HTML page with its images (its plot
+ * over the nights includes tonight's row). Each file is written complete
+ * beside its target first, and they are moved into place only when all
+ * are written, the history last; on any failure none is left (nor a
+ * report folder made for them) and the history is unchanged. */
+ADM_API adm_status adm_drift_write_all(const adm_drift *d, const char *json, const char *history, const char *html_dir);
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -19,6 +21,34 @@ const char *drift_db(double psnr, char *buf, size_t n)
     if (isinf(psnr) && psnr > 0) snprintf(buf, n, "inf");
     else snprintf(buf, n, "%.2f", psnr);
     return buf;
+}
+
+/* ---------------------------------------------------------------- limits */
+
+/* A limit from the environment: a positive integer with an optional K, M
+ * or G suffix (powers of 1024); dflt when unset or empty; anything else is
+ * refused, naming the variable (a typo must not lift a limit). */
+static adm_status env_limit(const char *name, int64_t dflt, int64_t *out)
+{
+    const char *e = getenv(name);
+    char *end;
+    long long v;
+    int shift = 0;
+    *out = dflt;
+    if (!e || !*e) return ADM_OK;
+    errno = 0;
+    v = strtoll(e, &end, 10);
+    switch (*end) {
+    case 'K': case 'k': shift = 10; end++; break;
+    case 'M': case 'm': shift = 20; end++; break;
+    case 'G': case 'g': shift = 30; end++; break;
+    default: break;
+    }
+    if (errno || end == e || *end || v <= 0 || v > (LLONG_MAX >> shift))
+        return ADM_FAIL(ADM_ERR_INVALID, "environment variable %s='%s': expected a positive integer, optionally "
+                        "with K, M or G", name, e);
+    *out = (int64_t)v << shift;
+    return ADM_OK;
 }
 
 /* ---------------------------------------------------------------- building */
@@ -95,6 +125,8 @@ static int find_arm(const adm_drift *d, const char *name)
 static adm_status check_name(const char *name)
 {
     if (!name || !*name) return ADM_FAIL(ADM_ERR_INVALID, "an arm needs a name");
+    if (strlen(name) > ADM_NAME_MAX)
+        return ADM_FAIL(ADM_ERR_INVALID, "an arm name of %zu characters; at most %d", strlen(name), ADM_NAME_MAX);
     for (const char *p = name; *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-' && *p != '.')
             return ADM_FAIL(ADM_ERR_INVALID, "arm name '%s': use letters, digits, '_', '-' and '.'", name);
@@ -105,6 +137,8 @@ adm_status adm_drift_add_arm(adm_drift *d, const char *name, adm_image *img)
 {
     ADM_TRY(check_name(name));
     if (find_arm(d, name) >= 0) return ADM_FAIL(ADM_ERR_INVALID, "arm '%s' is given twice", name);
+    if (d->n_arms >= ADM_DRIFT_MAX_ARMS)
+        return ADM_FAIL(ADM_ERR_INVALID, "arm '%s': more than %d arms (ADM_DRIFT_MAX_ARMS)", name, ADM_DRIFT_MAX_ARMS);
     ADM_TRY(grow((void **)&d->arms, &d->cap_arms, d->n_arms, sizeof *d->arms));
     if (!(d->arms[d->n_arms].name = adm_strdup(name))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     d->arms[d->n_arms].img = *img;
@@ -114,18 +148,77 @@ adm_status adm_drift_add_arm(adm_drift *d, const char *name, adm_image *img)
     return ADM_OK;
 }
 
+/* Loads n arms: every name checked, then what every file declares, held
+ * against the arms' and the run's limits, then the values. Nothing is
+ * added unless all are. */
+static adm_status load_plans(adm_drift *d, drift_plan *p, int n)
+{
+    int64_t max_values, total = 0;
+    adm_image *imgs;
+    adm_status st = ADM_OK;
+    int added = 0;
+    if (n <= 0) return ADM_OK;
+    ADM_TRY(env_limit("ADM_DRIFT_MAX_VALUES", ADM_DRIFT_MAX_VALUES_DEFAULT, &max_values));
+    for (int i = 0; i < n; i++) {
+        int twice = find_arm(d, p[i].name) >= 0;
+        for (int k = 0; k < i; k++) twice |= !strcmp(p[k].name, p[i].name);
+        if ((st = check_name(p[i].name)) != ADM_OK || twice) {
+            if (st == ADM_OK) st = ADM_FAIL(ADM_ERR_INVALID, "arm '%s' is given twice", p[i].name);
+            adm_error_prefix("%s", p[i].prefix);
+            return st;
+        }
+        if (d->n_arms + i >= ADM_DRIFT_MAX_ARMS) {
+            st = ADM_FAIL(ADM_ERR_INVALID, "more than %d arms (ADM_DRIFT_MAX_ARMS)", ADM_DRIFT_MAX_ARMS);
+            adm_error_prefix("%s", p[i].prefix);
+            return st;
+        }
+    }
+    ADM_TRY(drift_plans_declare(p, n));
+    for (int i = 0; i < d->n_arms; i++) total += adm_image_numel(&d->arms[i].img);
+    for (int i = 0; i < n; i++) {
+        const drift_piece *a = &p[i].pieces[0];
+        ADM_TRY(drift_plan_check(&p[i]));
+        total += p[i].values;
+        if (total > max_values) {
+            st = ADM_FAIL(ADM_ERR_SHAPE, "%lld frame%s of %lld x %lld x %lld from %s%s (%lld values) bring the arms of "
+                          "this run to %lld values, above the limit of %lld (ADM_DRIFT_MAX_VALUES; 8 bytes each in "
+                          "memory)", (long long)p[i].frames, p[i].frames == 1 ? "" : "s", (long long)a->height,
+                          (long long)a->width, (long long)a->channels, a->file, p[i].n_pieces > 1 ? " and on" : "",
+                          (long long)p[i].values, (long long)total, (long long)max_values);
+            adm_error_prefix("%s", p[i].prefix);
+            return st;
+        }
+    }
+    if (!(imgs = calloc((size_t)n, sizeof *imgs))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    st = drift_plans_read(p, n, imgs);
+    for (; added < n && st == ADM_OK; added++) st = adm_drift_add_arm(d, p[added].name, &imgs[added]);
+    for (int i = 0; i < n; i++) adm_image_free(&imgs[i]);
+    free(imgs);
+    return st;
+}
+
+adm_status adm_drift_load_arms(adm_drift *d, int n, const char *const *names, const char *const *sources,
+                               const char *layout)
+{
+    drift_plan *p = calloc((size_t)(n > 0 ? n : 1), sizeof *p);
+    adm_status st = ADM_OK;
+    if (!p) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n && st == ADM_OK; i++) {
+        char prefix[200];
+        char esc[160];
+        adm_text_escape(esc, sizeof esc, names[i]);
+        snprintf(prefix, sizeof prefix, "arm '%s': ", esc);
+        st = drift_plan_init(&p[i], names[i], sources[i], layout, prefix);
+    }
+    if (st == ADM_OK) st = load_plans(d, p, n);
+    for (int i = 0; i < n; i++) drift_plan_free(&p[i]);
+    free(p);
+    return st;
+}
+
 adm_status adm_drift_load_arm(adm_drift *d, const char *name, const char *source, const char *layout)
 {
-    adm_image img;
-    adm_status st;
-    ADM_TRY(check_name(name));
-    if (find_arm(d, name) >= 0) return ADM_FAIL(ADM_ERR_INVALID, "arm '%s' is given twice", name);
-    if ((st = adm_image_load(source, layout, &img)) != ADM_OK) {
-        adm_error_prefix("arm '%s': ", name);
-        return st;
-    }
-    if ((st = adm_drift_add_arm(d, name, &img)) != ADM_OK) adm_image_free(&img);
-    return st;
+    return adm_drift_load_arms(d, 1, &name, &source, layout);
 }
 
 int adm_drift_arm_count(const adm_drift *d) { return d->n_arms; }
@@ -146,6 +239,9 @@ adm_status adm_drift_add_pair(adm_drift *d, const char *name, adm_drift_role rol
     if (ia < 0) return ADM_FAIL(ADM_ERR_NOT_FOUND, "%s pair: no arm named '%s'", adm_drift_role_name(role), a ? a : "");
     if (ib < 0) return ADM_FAIL(ADM_ERR_NOT_FOUND, "%s pair: no arm named '%s'", adm_drift_role_name(role), b ? b : "");
     if (ia == ib) return ADM_FAIL(ADM_ERR_INVALID, "%s pair: arm '%s' against itself", adm_drift_role_name(role), a);
+    if (d->n_pairs >= ADM_DRIFT_MAX_PAIRS)
+        return ADM_FAIL(ADM_ERR_INVALID, "%s pair %s:%s: more than %d pairs (ADM_DRIFT_MAX_PAIRS)",
+                        adm_drift_role_name(role), a, b, ADM_DRIFT_MAX_PAIRS);
     if (role == ADM_DRIFT_TIER && claim == ADM_TIER_EXACT) role = ADM_DRIFT_CONTROL;
     ADM_TRY(grow((void **)&d->pairs, &d->cap_pairs, d->n_pairs, sizeof *d->pairs));
     p = &d->pairs[d->n_pairs];
@@ -266,14 +362,76 @@ static adm_status spec_fail(const char *path, const char *field, const char *wha
     return ADM_FAIL(ADM_ERR_FORMAT, "%s: field '%s': %s", path, field, what);
 }
 
-/* An arm: "path", ["f0", "f1", ...] (frames) or {"source": ..., "layout": ...}. */
-static adm_status spec_arm(adm_drift *d, const char *path, const char *dir, const char *name, json_t *v,
-                           const char *default_layout)
+/* A text file read whole: only a regular file (a FIFO or a device is
+ * refused without blocking), at most max bytes (a longer one is refused
+ * without reading it all). *text is NUL-terminated; NULL with ADM_OK when
+ * absent_ok and the file does not exist. */
+static adm_status read_text_file(const char *path, const char *what, int64_t max, int absent_ok, char **text,
+                                 size_t *len)
 {
-    char field[300], *joined = NULL;
-    const char *layout = default_layout;
+    int fd;
+    int64_t size;
+    size_t n = 0, cap;
+    char *buf;
+    *text = NULL;
+    *len = 0;
+    if (absent_ok && access(path, F_OK) != 0 && errno == ENOENT) return ADM_OK;
+    ADM_TRY(adm_file_open_regular(path, what, &fd, &size));
+    if (size > max) {
+        close(fd);
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: %lld bytes, more than the %lld bytes %s may have", path, (long long)size,
+                        (long long)max, what);
+    }
+    cap = (size_t)size + 1;
+    if (!(buf = malloc(cap + 1))) {
+        close(fd);
+        return ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            adm_status st = ADM_FAIL(ADM_ERR_IO, "%s: cannot read %s: %s", path, what, strerror(errno));
+            free(buf);
+            close(fd);
+            return st;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+        if (n == cap) {
+            /* it grew while being read: at most max bytes all the same */
+            char *q;
+            if ((int64_t)n > max) {
+                free(buf);
+                close(fd);
+                return ADM_FAIL(ADM_ERR_FORMAT, "%s: more than the %lld bytes %s may have", path, (long long)max, what);
+            }
+            cap = 2 * cap < (size_t)max + 1 ? 2 * cap : (size_t)max + 1;
+            if (!(q = realloc(buf, cap + 1))) {
+                free(buf);
+                close(fd);
+                return ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory", path);
+            }
+            buf = q;
+        }
+    }
+    close(fd);
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return ADM_OK;
+}
+
+/* An arm: "path", ["f0", "f1", ...] (frames) or {"source": ..., "layout": ...};
+ * its source text (paths resolved against dir, frames joined by commas)
+ * into *joined and its layout into *layout. */
+static adm_status spec_arm(const char *path, const char *dir, const char *name, json_t *v, const char *default_layout,
+                           char **joined, const char **layout)
+{
+    char field[300];
     json_t *src = v;
-    adm_status st;
+    *joined = NULL;
+    *layout = default_layout;
     snprintf(field, sizeof field, "arms.%s", name);
     if (json_is_object(v)) {
         const char *k;
@@ -289,15 +447,20 @@ static adm_status spec_arm(adm_drift *d, const char *path, const char *dir, cons
         if (json_object_get(v, "layout")) {
             if (!json_is_string(json_object_get(v, "layout")))
                 return spec_fail(path, field, "'layout' must be a string such as \"CHW\"");
-            layout = json_string_value(json_object_get(v, "layout"));
+            *layout = json_string_value(json_object_get(v, "layout"));
         }
         if (!src) return spec_fail(path, field, "an arm object needs 'source'");
     }
     if (json_is_string(src)) {
-        joined = resolve(dir, json_string_value(src));
+        *joined = resolve(dir, json_string_value(src));
     } else if (json_is_array(src) && json_array_size(src) > 0) {
         size_t i, total = 1;
         json_t *x;
+        if (json_array_size(src) > DRIFT_MAX_FRAMES) {
+            char what[160];
+            snprintf(what, sizeof what, "%zu frames; an arm has at most %d", json_array_size(src), DRIFT_MAX_FRAMES);
+            return spec_fail(path, field, what);
+        }
         json_array_foreach(src, i, x) {
             if (!json_is_string(x)) {
                 char f2[400];
@@ -306,26 +469,24 @@ static adm_status spec_arm(adm_drift *d, const char *path, const char *dir, cons
             }
             total += strlen(json_string_value(x)) + strlen(dir ? dir : "") + 2;
         }
-        if ((joined = calloc(1, total))) {
+        if ((*joined = calloc(1, total))) {
             json_array_foreach(src, i, x) {
                 char *r = resolve(dir, json_string_value(x));
                 if (!r) {
-                    free(joined);
+                    free(*joined);
+                    *joined = NULL;
                     return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
                 }
-                if (i) strcat(joined, ",");
-                strcat(joined, r);
+                if (i) strcat(*joined, ",");
+                strcat(*joined, r);
                 free(r);
             }
         }
     } else {
         return spec_fail(path, field, "expected a path, a list of paths (frames) or an object with 'source'");
     }
-    if (!joined) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-    st = adm_drift_load_arm(d, name, joined, layout);
-    free(joined);
-    if (st != ADM_OK) adm_error_prefix("%s: field '%s': ", path, field);
-    return st;
+    if (!*joined) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    return ADM_OK;
 }
 
 /* A list of pairs: [["a", "b"], ...] or [{"name": ..., "a": ..., "b": ..., "claim": ...}, ...]. */
@@ -403,14 +564,20 @@ static adm_status spec_number(const char *path, const char *field, json_t *v, do
 adm_status adm_drift_load_spec(adm_drift *d, const char *path)
 {
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je), *v;
-    char *dir = NULL, *slash;
+    json_t *root = NULL, *v, *arms;
+    char *dir = NULL, *slash, *text = NULL;
     const char *k, *layout = NULL;
+    size_t len;
+    drift_plan *plans = NULL;
+    int n_plans = 0;
     adm_status st = ADM_OK;
-    if (!root) {
-        if (access(path, R_OK) != 0) return ADM_FAIL(ADM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-        return ADM_FAIL(ADM_ERR_JSON, "%s: not valid JSON (line %d, column %d: %s)", path, je.line, je.column, je.text);
-    }
+    /* a FIFO would block, a device feed it forever */
+    ADM_TRY(read_text_file(path, "a drift spec", ADM_DRIFT_SPEC_MAX_BYTES, 0, &text, &len));
+    /* a key given twice would silently drop the first (the fusion table
+     * refuses them the same way) */
+    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
+    if (!root) return ADM_FAIL(ADM_ERR_JSON, "%s: not valid JSON (line %d, column %d: %s)", path, je.line, je.column, je.text);
     if (!json_is_object(root)) {
         st = spec_fail(path, "(top level)", "expected a JSON object");
         goto done;
@@ -427,7 +594,16 @@ adm_status adm_drift_load_spec(adm_drift *d, const char *path)
         }
     }
     v = json_object_get(root, "admit_drift_spec");
-    if (!json_is_integer(v) || json_integer_value(v) != 1) {
+    if (!v) {
+        st = spec_fail(path, "admit_drift_spec", "missing: expected 1 (the spec format version)");
+        goto done;
+    }
+    if (json_is_integer(v) && json_integer_value(v) > ADM_DRIFT_SPEC_VERSION) {
+        st = ADM_FAIL(ADM_ERR_VERSION, "%s: field 'admit_drift_spec': version %lld, written for a newer admit; this "
+                      "one reads version %d", path, (long long)json_integer_value(v), ADM_DRIFT_SPEC_VERSION);
+        goto done;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) != ADM_DRIFT_SPEC_VERSION) {
         st = spec_fail(path, "admit_drift_spec", "expected 1 (the spec format version)");
         goto done;
     }
@@ -481,10 +657,33 @@ adm_status adm_drift_load_spec(adm_drift *d, const char *path)
             if (st != ADM_OK) goto done;
         }
     }
-    v = json_object_get(root, "arms");
-    if (!json_is_object(v) || json_object_size(v) < 2) {
+    arms = json_object_get(root, "arms");
+    if (!json_is_object(arms) || json_object_size(arms) < 2) {
         st = spec_fail(path, "arms", "expected an object of at least two named arms");
         goto done;
+    }
+    /* how much the spec asks for, before any of it is read */
+    if ((size_t)d->n_arms + json_object_size(arms) > ADM_DRIFT_MAX_ARMS) {
+        char what[200];
+        snprintf(what, sizeof what, "%zu arms, more than the %d a run may have (ADM_DRIFT_MAX_ARMS)",
+                 json_object_size(arms), ADM_DRIFT_MAX_ARMS);
+        st = spec_fail(path, "arms", what);
+        goto done;
+    }
+    {
+        static const char *const lists[] = {"control", "band", "compare"};
+        size_t pairs = (size_t)d->n_pairs;
+        for (int i = 0; i < 3; i++) {
+            json_t *l = json_object_get(root, lists[i]);
+            pairs += json_is_array(l) ? json_array_size(l) : 0;
+            if (pairs > ADM_DRIFT_MAX_PAIRS) {
+                char what[200];
+                snprintf(what, sizeof what, "the spec's pairs pass the %d a run may have (ADM_DRIFT_MAX_PAIRS)",
+                         ADM_DRIFT_MAX_PAIRS);
+                st = spec_fail(path, lists[i], what);
+                goto done;
+            }
+        }
     }
     if (!(dir = adm_strdup(path))) {
         st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
@@ -492,17 +691,29 @@ adm_status adm_drift_load_spec(adm_drift *d, const char *path)
     }
     if ((slash = strrchr(dir, '/'))) *slash = '\0';
     else dir[0] = '\0';
+    if (!(plans = calloc(json_object_size(arms), sizeof *plans))) {
+        st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     {
         json_t *a;
         const char *name;
-        json_object_foreach(v, name, a) {
+        json_object_foreach(arms, name, a) {
+            char *joined, prefix[400], esc[300];
+            const char *arm_layout;
             if ((st = check_name(name)) != ADM_OK) {
                 adm_error_prefix("%s: field 'arms': ", path);
                 goto done;
             }
-            if ((st = spec_arm(d, path, dir, name, a, layout)) != ADM_OK) goto done;
+            if ((st = spec_arm(path, dir, name, a, layout, &joined, &arm_layout)) != ADM_OK) goto done;
+            adm_text_escape(esc, sizeof esc, path);
+            snprintf(prefix, sizeof prefix, "%s: field 'arms.%s': ", esc, name);
+            st = drift_plan_init(&plans[n_plans++], name, joined, arm_layout, prefix);
+            free(joined);
+            if (st != ADM_OK) goto done;
         }
     }
+    if ((st = load_plans(d, plans, n_plans)) != ADM_OK) goto done;
     if ((v = json_object_get(root, "control")) && (st = spec_pairs(d, path, "control", v, ADM_DRIFT_CONTROL)) != ADM_OK)
         goto done;
     if ((v = json_object_get(root, "band")) && (st = spec_pairs(d, path, "band", v, ADM_DRIFT_BAND)) != ADM_OK)
@@ -511,6 +722,8 @@ adm_status adm_drift_load_spec(adm_drift *d, const char *path)
         goto done;
     if (d->n_pairs == 0) st = spec_fail(path, "compare", "the spec names no pair (control, band or compare)");
 done:
+    for (int i = 0; i < n_plans; i++) drift_plan_free(&plans[i]);
+    free(plans);
     free(dir);
     json_decref(root);
     return st;
@@ -542,6 +755,18 @@ adm_status adm_drift_evaluate(adm_drift *d)
     d->has_band = 0;
     d->band_psnr = INFINITY;
     d->band_ssim = 1;
+    {
+        /* the work the pairs ask for, before any of it is done */
+        int64_t max_cmp, cmp = 0;
+        ADM_TRY(env_limit("ADM_DRIFT_MAX_COMPARED", ADM_DRIFT_MAX_COMPARED_DEFAULT, &max_cmp));
+        for (int i = 0; i < d->n_pairs; i++) {
+            cmp += adm_image_numel(&d->arms[d->pairs[i].a].img);
+            if (cmp > max_cmp)
+                return ADM_FAIL(ADM_ERR_SHAPE, "pair '%s': the pairs up to this one compare %lld values, above the "
+                                "limit of %lld (ADM_DRIFT_MAX_COMPARED)", d->pairs[i].name, (long long)cmp,
+                                (long long)max_cmp);
+        }
+    }
     for (int i = 0; i < d->n_pairs; i++) {
         adm_drift_pair *p = &d->pairs[i];
         adm_status st;
@@ -675,23 +900,52 @@ static const char *pair_verdict(const adm_drift *d, const adm_drift_pair *p)
     return "?";
 }
 
+/* Text from a spec, a history or the command line (titles, pair names,
+ * notes) is printed through the one escaper (adm_text_escape): a control
+ * character cannot move the cursor, clear the screen or start a line of
+ * its own, so no name can forge a verdict line. */
+static char *escaped(const char *s)
+{
+    size_t need = adm_text_escape(NULL, 0, s);
+    char *b = malloc(need + 1);
+    if (b) adm_text_escape(b, need + 1, s);
+    return b;
+}
+
+static void put_text(FILE *f, const char *fmt, const char *s)
+{
+    char *e = escaped(s ? s : "");
+    fprintf(f, fmt, e ? e : "(out of memory)");
+    free(e);
+}
+
+/* At most width bytes of escaped text, cut at a character. */
+static const char *column(const char *s, char *buf, size_t width)
+{
+    adm_text_escape(buf, width + 1, s);
+    return buf;
+}
+
 static void header_line(const adm_drift *d, FILE *f)
 {
-    fprintf(f, "%s\n", d->title);
-    if (d->date || d->commit) fprintf(f, "date %s, commit %s\n", d->date ? d->date : "-", d->commit ? d->commit : "-");
+    put_text(f, "%s\n", d->title);
+    if (d->date || d->commit) {
+        put_text(f, "date %s, ", d->date ? d->date : "-");
+        put_text(f, "commit %s\n", d->commit ? d->commit : "-");
+    }
 }
 
 void adm_drift_print(const adm_drift *d, FILE *f)
 {
-    char db[32], bdb[32];
+    char db[32], bdb[32], c1[48], c2[32];
     header_line(d, f);
     fprintf(f, "%-44s %-12s %10s %9s %10s %9s  %s\n", "comparison", "claim", "PSNR", "SSIM", "MAD", "max", "verdict");
     for (int i = 0; i < d->n_pairs; i++) {
         const adm_drift_pair *p = &d->pairs[i];
-        fprintf(f, "%-44.44s %-12s %7s dB %9.6f %10.4g %9.4g  %s\n", p->name,
+        fprintf(f, "%-44s %-12s %7s dB %9.6f %10.4g %9.4g  %s\n", column(p->name, c1, 44),
                 p->role == ADM_DRIFT_TIER ? adm_tier_name(p->claim) : adm_drift_role_name(p->role),
                 drift_db(p->m.psnr, db, sizeof db), p->m.ssim, p->m.mad, p->m.max_abs, pair_verdict(d, p));
-        if (p->why[0]) fprintf(f, "%44s   %s\n", "", p->why);
+        if (p->why[0]) put_text(f, "                                             %s\n", p->why);
     }
     if (d->has_band)
         fprintf(f, "band: %s dB (SSIM %.6f); ", drift_db(d->band_psnr, bdb, sizeof bdb), d->band_ssim);
@@ -705,27 +959,56 @@ void adm_drift_print(const adm_drift *d, FILE *f)
                 "verdict");
         for (int i = 0; i < d->n_growth; i++) {
             const adm_drift_growth *g = &d->growth[i];
-            fprintf(f, "%-8.8s %-28.28s %8.3f %+8.3f %12.3g %12.3g  %s\n", g->group, g->name, g->exponent, g->excess,
-                    g->err[g->n - 1], g->ratio_last, g->reference ? "reference" : g->passed ? "pass" : "FAIL");
-            if (g->why[0]) fprintf(f, "%37s   %s\n", "", g->why);
+            fprintf(f, "%-8s %-28s %8.3f %+8.3f %12.3g %12.3g  %s\n", column(g->group, c2, 8), column(g->name, c1, 28),
+                    g->exponent, g->excess, g->err[g->n - 1], g->ratio_last,
+                    g->reference ? "reference" : g->passed ? "pass" : "FAIL");
+            if (g->why[0]) put_text(f, "                                         %s\n", g->why);
         }
     }
-    for (int i = 0; i < d->n_notes; i++) fprintf(f, "%s\n", d->notes[i]);
+    for (int i = 0; i < d->n_notes; i++) put_text(f, "%s\n", d->notes[i]);
     fprintf(f, "verdict: %s\n", adm_drift_passed(d) ? "pass" : "FAIL");
+}
+
+/* Markdown: escaped as on the terminal, then every character Markdown
+ * reads as markup backslashed, so that a name cannot end a table cell
+ * ('|'), start a line, or turn into a link, code or HTML. */
+static void put_md(FILE *f, const char *s)
+{
+    char *e = escaped(s ? s : "");
+    if (!e) {
+        fputs("(out of memory)", f);
+        return;
+    }
+    for (const char *p = e; *p; p++) {
+        if (strchr("\\|`*_[]<>#!~&", *p)) fputc('\\', f);
+        fputc(*p, f);
+    }
+    free(e);
 }
 
 void adm_drift_print_markdown(const adm_drift *d, FILE *f)
 {
     char db[32];
-    fprintf(f, "### %s\n\n", d->title);
-    if (d->date || d->commit) fprintf(f, "date %s, commit `%s`\n\n", d->date ? d->date : "-", d->commit ? d->commit : "-");
+    fputs("### ", f);
+    put_md(f, d->title);
+    fputs("\n\n", f);
+    if (d->date || d->commit) {
+        fputs("date ", f);
+        put_md(f, d->date ? d->date : "-");
+        fputs(", commit ", f);
+        put_md(f, d->commit ? d->commit : "-");
+        fputs("\n\n", f);
+    }
     fprintf(f, "| comparison | claim | PSNR (dB) | SSIM | MAD | verdict |\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < d->n_pairs; i++) {
         const adm_drift_pair *p = &d->pairs[i];
-        fprintf(f, "| %s | %s | %s | %.6f | %.4g | %s%s%s |\n", p->name,
+        fputs("| ", f);
+        put_md(f, p->name);
+        fprintf(f, " | %s | %s | %.6f | %.4g | %s%s",
                 p->role == ADM_DRIFT_TIER ? adm_tier_name(p->claim) : adm_drift_role_name(p->role),
-                drift_db(p->m.psnr, db, sizeof db), p->m.ssim, p->m.mad, pair_verdict(d, p), p->why[0] ? ": " : "",
-                p->why);
+                drift_db(p->m.psnr, db, sizeof db), p->m.ssim, p->m.mad, pair_verdict(d, p), p->why[0] ? ": " : "");
+        put_md(f, p->why);
+        fputs(" |\n", f);
     }
     fprintf(f, "\n");
     if (d->has_band) fprintf(f, "Band: **%s dB** (SSIM %.6f). ", drift_db(d->band_psnr, db, sizeof db), d->band_ssim);
@@ -736,13 +1019,21 @@ void adm_drift_print_markdown(const adm_drift *d, FILE *f)
                    "|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < d->n_growth; i++) {
             const adm_drift_growth *g = &d->growth[i];
-            fprintf(f, "| %s | %s | %.3f | %+.3f | %.3g | %.3g | %s%s%s |\n", g->group, g->name, g->exponent, g->excess,
-                    g->err[g->n - 1], g->ratio_last, g->reference ? "reference" : g->passed ? "pass" : "FAIL",
-                    g->why[0] ? ": " : "", g->why);
+            fputs("| ", f);
+            put_md(f, g->group);
+            fputs(" | ", f);
+            put_md(f, g->name);
+            fprintf(f, " | %.3f | %+.3f | %.3g | %.3g | %s%s", g->exponent, g->excess, g->err[g->n - 1], g->ratio_last,
+                    g->reference ? "reference" : g->passed ? "pass" : "FAIL", g->why[0] ? ": " : "");
+            put_md(f, g->why);
+            fputs(" |\n", f);
         }
         fprintf(f, "\n");
     }
-    for (int i = 0; i < d->n_notes; i++) fprintf(f, "%s\n", d->notes[i]);
+    for (int i = 0; i < d->n_notes; i++) {
+        put_md(f, d->notes[i]);
+        fputc('\n', f);
+    }
     fprintf(f, "%s**Verdict: %s**\n", d->n_notes ? "\n" : "", adm_drift_passed(d) ? "pass" : "FAIL");
 }
 
@@ -755,14 +1046,27 @@ static json_t *num(double x)
     return isfinite(x) ? json_real(x) : json_null();
 }
 
+/* A JSON string for any text: jansson refuses malformed UTF-8 (a title
+ * from the command line may hold it), which then goes in escaped. */
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s ? s : "");
+    char *e;
+    if (j) return j;
+    if (!(e = escaped(s))) return NULL;
+    j = json_string(e);
+    free(e);
+    return j;
+}
+
 static json_t *to_json(const adm_drift *d, int with_series)
 {
     json_t *root = json_object(), *arms = json_array(), *pairs = json_array(), *growth = json_array(),
            *notes = json_array();
     json_object_set_new(root, "admit_drift", json_integer(1));
-    json_object_set_new(root, "title", json_string(d->title));
-    json_object_set_new(root, "date", d->date ? json_string(d->date) : json_null());
-    json_object_set_new(root, "commit", d->commit ? json_string(d->commit) : json_null());
+    json_object_set_new(root, "title", jstr(d->title));
+    json_object_set_new(root, "date", d->date ? jstr(d->date) : json_null());
+    json_object_set_new(root, "commit", d->commit ? jstr(d->commit) : json_null());
     json_object_set_new(root, "kind", json_string(d->is_video ? "video" : "image"));
     json_object_set_new(root, "floors", json_pack("{s:o,s:o}", "psnr", num(d->use_psnr), "ssim", num(d->use_ssim)));
     json_object_set_new(root, "band", d->has_band ? json_pack("{s:o,s:o,s:o}", "psnr", num(d->band_psnr), "ssim",
@@ -770,16 +1074,16 @@ static json_t *to_json(const adm_drift *d, int with_series)
                                                   : json_null());
     for (int i = 0; i < d->n_arms; i++) {
         const drift_arm *a = &d->arms[i];
-        json_array_append_new(arms, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:o}", "name", a->name, "source",
-                                              a->img.source ? a->img.source : "", "frames", (json_int_t)a->img.frames,
+        json_array_append_new(arms, json_pack("{s:s,s:o,s:I,s:I,s:I,s:I,s:o}", "name", a->name, "source",
+                                              jstr(a->img.source), "frames", (json_int_t)a->img.frames,
                                               "height", (json_int_t)a->img.height, "width", (json_int_t)a->img.width,
                                               "channels", (json_int_t)a->img.channels, "data_range",
                                               num(a->img.data_range)));
     }
     for (int i = 0; i < d->n_pairs; i++) {
         const adm_drift_pair *p = &d->pairs[i];
-        json_array_append_new(pairs, json_pack("{s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b,s:s}",
-                                               "name", p->name, "role", adm_drift_role_name(p->role), "claim",
+        json_array_append_new(pairs, json_pack("{s:o,s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:b,s:b,s:b,s:s}",
+                                               "name", jstr(p->name), "role", adm_drift_role_name(p->role), "claim",
                                                adm_tier_name(p->claim), "a", d->arms[p->a].name, "b",
                                                d->arms[p->b].name, "psnr", num(p->m.psnr), "ssim", num(p->m.ssim),
                                                "mad", num(p->m.mad), "mse", num(p->m.mse), "max_abs",
@@ -789,8 +1093,8 @@ static json_t *to_json(const adm_drift *d, int with_series)
     }
     for (int i = 0; i < d->n_growth; i++) {
         const adm_drift_growth *g = &d->growth[i];
-        json_t *o = json_pack("{s:s,s:s,s:b,s:s,s:o,s:o,s:o,s:b,s:s}", "group", g->group, "name", g->name, "reference",
-                              g->reference, "claim",
+        json_t *o = json_pack("{s:o,s:o,s:b,s:s,s:o,s:o,s:o,s:b,s:s}", "group", jstr(g->group), "name", jstr(g->name),
+                              "reference", g->reference, "claim",
                               adm_tier_name(d->growth_claim[i]), "exponent", num(g->exponent), "excess",
                               num(g->excess), "ratio_last", num(g->ratio_last), "passed", g->passed, "why", g->why);
         if (with_series) {
@@ -804,7 +1108,7 @@ static json_t *to_json(const adm_drift *d, int with_series)
         }
         json_array_append_new(growth, o);
     }
-    for (int i = 0; i < d->n_notes; i++) json_array_append_new(notes, json_string(d->notes[i]));
+    for (int i = 0; i < d->n_notes; i++) json_array_append_new(notes, jstr(d->notes[i]));
     json_object_set_new(root, "arms", arms);
     json_object_set_new(root, "pairs", pairs);
     json_object_set_new(root, "growth", growth);
@@ -815,104 +1119,240 @@ static json_t *to_json(const adm_drift *d, int with_series)
 
 json_t *drift_row_json(const adm_drift *d) { return to_json(d, 0); }
 
-adm_status adm_drift_write_json(const adm_drift *d, const char *path)
+/* Every non-empty line of a history's text must be a JSON object with a
+ * "date" and "pairs"; the rows are appended to rows when it is not NULL. */
+static adm_status history_parse(const char *path, const char *text, size_t len, json_t *rows)
 {
-    json_t *root = to_json(d, 1);
-    char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
-    adm_status st;
-    json_decref(root);
-    if (!text) return ADM_FAIL(ADM_ERR_NOMEM, "drift JSON: out of memory");
-    st = adm_write_atomic(path, text, strlen(text));
-    free(text);
-    return st;
-}
-
-/* Reads a history file whole: NULL text with ADM_OK when it does not
- * exist yet; every non-empty line must be a JSON object with a "date". */
-adm_status adm_drift_history_read(const char *path, json_t **rows)
-{
-    FILE *f = fopen(path, "rb");
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
+    size_t pos = 0;
     int lineno = 0;
-    *rows = json_array();
-    if (!*rows) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-    if (!f) {
-        if (errno == ENOENT) return ADM_OK;
-        json_decref(*rows);
-        *rows = NULL;
-        return ADM_FAIL(ADM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    }
-    while ((len = getline(&line, &cap, f)) >= 0) {
+    while (pos < len) {
+        size_t end = pos, n;
         json_error_t je;
         json_t *o;
+        while (end < len && text[end] != '\n') end++;
         lineno++;
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' ')) line[--len] = '\0';
-        if (len == 0) continue;
-        o = json_loads(line, 0, &je);
-        if (!o || !json_is_object(o) || !json_is_string(json_object_get(o, "date")) ||
-            !json_is_array(json_object_get(o, "pairs"))) {
-            adm_status st = ADM_FAIL(ADM_ERR_FORMAT, "%s: line %d: %s", path, lineno,
-                                     !o ? je.text : "not a drift history row (an object with 'date' and 'pairs')");
-            json_decref(o);
-            json_decref(*rows);
-            *rows = NULL;
-            free(line);
-            fclose(f);
-            return st;
+        n = end - pos;
+        while (n > 0 && (text[pos + n - 1] == '\r' || text[pos + n - 1] == ' ')) n--;
+        if (n > 0) {
+            o = json_loadb(text + pos, n, JSON_REJECT_DUPLICATES, &je);
+            if (!o || !json_is_object(o) || !json_is_string(json_object_get(o, "date")) ||
+                !json_is_array(json_object_get(o, "pairs"))) {
+                adm_status st = ADM_FAIL(ADM_ERR_FORMAT, "%s: line %d: %s", path, lineno,
+                                         !o ? je.text : "not a drift history row (an object with 'date' and 'pairs')");
+                json_decref(o);
+                return st;
+            }
+            if (rows) json_array_append_new(rows, o);
+            else json_decref(o);
         }
-        json_array_append_new(*rows, o);
+        pos = end + 1;
     }
-    free(line);
-    fclose(f);
     return ADM_OK;
 }
 
-adm_status adm_drift_history_append(const adm_drift *d, const char *path)
+/* Reads a history file whole (at most ADM_DRIFT_HISTORY_MAX_BYTES, only a
+ * regular file): an empty list when it does not exist yet. */
+adm_status adm_drift_history_read(const char *path, json_t **rows)
 {
-    json_t *rows, *row;
-    char *text = NULL, *old = NULL;
-    size_t oldn = 0;
+    char *text;
+    size_t len;
     adm_status st;
-    if (!d->evaluated) return ADM_FAIL(ADM_ERR_INVALID, "the drift report is not evaluated");
-    ADM_TRY(adm_drift_history_read(path, &rows)); /* validates what is there */
-    json_decref(rows);
-    {
-        FILE *f = fopen(path, "rb");
-        if (f) {
-            adm_buf b = {0};
-            char chunk[65536];
-            size_t n;
-            while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) adm_buf_put(&b, chunk, n);
-            fclose(f);
-            if (b.oom) {
-                free(b.p);
-                return ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory", path);
-            }
-            old = b.p;
-            oldn = b.n;
-        }
+    *rows = NULL;
+    ADM_TRY(read_text_file(path, "a drift history", ADM_DRIFT_HISTORY_MAX_BYTES, 1, &text, &len));
+    if (!(*rows = json_array())) {
+        free(text);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     }
-    row = to_json(d, 0);
-    text = row ? json_dumps(row, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
-    json_decref(row);
-    if (!text) {
+    st = text ? history_parse(path, text, len, *rows) : ADM_OK;
+    free(text);
+    if (st != ADM_OK) {
+        json_decref(*rows);
+        *rows = NULL;
+    }
+    return st;
+}
+
+/* The history with tonight's row appended, as text (the old one checked
+ * line by line); with rows, its rows too. */
+static adm_status history_render(const adm_drift *d, const char *path, char **out, size_t *outlen, json_t **rows)
+{
+    char *old = NULL, *row;
+    size_t oldn = 0;
+    adm_buf b = {0};
+    adm_status st;
+    json_t *r;
+    *out = NULL;
+    if (rows) *rows = NULL;
+    ADM_TRY(read_text_file(path, "a drift history", ADM_DRIFT_HISTORY_MAX_BYTES, 1, &old, &oldn));
+    if (rows && !(*rows = json_array())) {
         free(old);
-        return ADM_FAIL(ADM_ERR_NOMEM, "history: out of memory");
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     }
-    {
-        adm_buf b = {0};
-        if (oldn) {
-            adm_buf_put(&b, old, oldn);
-            if (old[oldn - 1] != '\n') adm_buf_puts(&b, "\n");
+    if (old && (st = history_parse(path, old, oldn, rows ? *rows : NULL)) != ADM_OK) {
+        free(old);
+        if (rows) {
+            json_decref(*rows);
+            *rows = NULL;
         }
-        adm_buf_puts(&b, text);
+        return st;
+    }
+    r = to_json(d, 0);
+    row = r ? json_dumps(r, JSON_COMPACT | JSON_REAL_PRECISION(17)) : NULL;
+    if (rows && r) json_array_append(*rows, r);
+    json_decref(r);
+    if (oldn) {
+        adm_buf_put(&b, old, oldn);
+        if (old[oldn - 1] != '\n') adm_buf_puts(&b, "\n");
+    }
+    if (row) {
+        adm_buf_puts(&b, row);
         adm_buf_puts(&b, "\n");
-        st = b.oom ? ADM_FAIL(ADM_ERR_NOMEM, "history: out of memory") : adm_write_atomic(path, b.p, b.n);
-        free(b.p);
     }
     free(old);
-    free(text);
+    free(row);
+    if (!row || b.oom || (int64_t)b.n > ADM_DRIFT_HISTORY_MAX_BYTES) {
+        free(b.p);
+        if (rows) {
+            json_decref(*rows);
+            *rows = NULL;
+        }
+        if (!row || b.oom) return ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory", path);
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: tonight's row would take the history past its %lld bytes (start a new "
+                        "history file)", path, (long long)ADM_DRIFT_HISTORY_MAX_BYTES);
+    }
+    *out = b.p;
+    *outlen = b.n;
+    return ADM_OK;
+}
+
+/* ---------------------------------------------------------------- writing, all or nothing */
+
+adm_status drift_stage_add(drift_stages *s, const char *path, char *tmp)
+{
+    if (s->n == s->cap) {
+        int c = s->cap ? 2 * s->cap : 8;
+        drift_stage *v = realloc(s->v, sizeof *v * (size_t)c);
+        if (!v) {
+            unlink(tmp);
+            free(tmp);
+            return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        }
+        s->v = v;
+        s->cap = c;
+    }
+    s->v[s->n].tmp = tmp;
+    s->v[s->n].renamed = 0;
+    if (!(s->v[s->n].path = adm_strdup(path))) {
+        unlink(tmp);
+        free(tmp);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    s->n++;
+    return ADM_OK;
+}
+
+adm_status drift_stage_text(drift_stages *s, const char *path, const char *text, size_t len)
+{
+    char *tmp;
+    int fd;
+    FILE *f;
+    adm_status st = ADM_OK;
+    ADM_TRY(adm_temp_beside(path, &tmp, &fd));
+    f = fdopen(fd, "wb");
+    if (!f || fwrite(text, 1, len, f) != len) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    if (f && fclose(f) != 0 && st == ADM_OK) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot finish writing", path);
+    if (!f) close(fd);
+    if (st != ADM_OK) {
+        unlink(tmp);
+        free(tmp);
+        return st;
+    }
+    return drift_stage_add(s, path, tmp);
+}
+
+adm_status drift_stage_dir(drift_stages *s, const char *dir)
+{
+    struct stat sb;
+    if (stat(dir, &sb) == 0) {
+        if (!S_ISDIR(sb.st_mode)) return ADM_FAIL(ADM_ERR_IO, "%s: the report folder exists and is not a folder", dir);
+        return ADM_OK;
+    }
+    if (mkdir(dir, 0777) != 0) return ADM_FAIL(ADM_ERR_IO, "%s: cannot create the report folder: %s", dir, strerror(errno));
+    free(s->made_dir);
+    if (!(s->made_dir = adm_strdup(dir))) {
+        rmdir(dir);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    return ADM_OK;
+}
+
+/* Takes back what was staged or moved into place, and a folder made for it. */
+void drift_stages_undo(drift_stages *s)
+{
+    for (int i = 0; i < s->n; i++) unlink(s->v[i].renamed ? s->v[i].path : s->v[i].tmp);
+    if (s->made_dir) rmdir(s->made_dir);
+}
+
+void drift_stages_free(drift_stages *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        free(s->v[i].path);
+        free(s->v[i].tmp);
+    }
+    free(s->v);
+    free(s->made_dir);
+    memset(s, 0, sizeof *s);
+}
+
+/* Moves every staged file into place in order; when one cannot be moved,
+ * those already moved are taken back (so the last, the history, is only
+ * moved when everything else is in place). */
+adm_status drift_stages_commit(drift_stages *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        if (rename(s->v[i].tmp, s->v[i].path) != 0) {
+            adm_status st = ADM_FAIL(ADM_ERR_IO, "%s: cannot move the report into place: %s", s->v[i].path,
+                                     strerror(errno));
+            drift_stages_undo(s);
+            return st;
+        }
+        s->v[i].renamed = 1;
+    }
+    return ADM_OK;
+}
+
+adm_status adm_drift_write_all(const adm_drift *d, const char *json, const char *history, const char *html_dir)
+{
+    drift_stages sg;
+    char *htext = NULL, *jtext = NULL;
+    size_t hlen = 0;
+    json_t *rows = NULL;
+    adm_status st = ADM_OK;
+    memset(&sg, 0, sizeof sg);
+    if (!d->evaluated && (history || html_dir)) return ADM_FAIL(ADM_ERR_INVALID, "the drift report is not evaluated");
+    /* the history first: a malformed one stops everything before any file
+     * is written; it is moved into place last */
+    if (history) ADM_TRY(history_render(d, history, &htext, &hlen, html_dir ? &rows : NULL));
+    if (json) {
+        json_t *root = to_json(d, 1);
+        jtext = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+        json_decref(root);
+        st = jtext ? drift_stage_text(&sg, json, jtext, strlen(jtext)) : ADM_FAIL(ADM_ERR_NOMEM, "drift JSON: out of memory");
+    }
+    if (st == ADM_OK && html_dir) st = drift_html_stage(d, html_dir, rows, history != NULL, &sg);
+    if (st == ADM_OK && history) st = drift_stage_text(&sg, history, htext, hlen);
+    if (st == ADM_OK) st = drift_stages_commit(&sg);
+    else drift_stages_undo(&sg);
+    drift_stages_free(&sg);
+    json_decref(rows);
+    free(htext);
+    free(jtext);
     return st;
+}
+
+adm_status adm_drift_write_json(const adm_drift *d, const char *path) { return adm_drift_write_all(d, path, NULL, NULL); }
+
+adm_status adm_drift_history_append(const adm_drift *d, const char *path)
+{
+    return adm_drift_write_all(d, NULL, path, NULL);
 }

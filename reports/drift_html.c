@@ -329,15 +329,22 @@ static const char *pair_class(const adm_drift_pair *p)
     return p->role == ADM_DRIFT_BAND ? "band" : "control";
 }
 
-static adm_status write_arm_images(const adm_drift *d, const char *dir, adm_buf *b)
+static adm_status stage_png(drift_stages *sg, const adm_image *img, double lo, double hi, const char *path)
 {
-    char path[1400], db[32];
+    char *tmp;
+    ADM_TRY(drift_png_temp(img, 0, lo, hi, path, &tmp));
+    return drift_stage_add(sg, path, tmp);
+}
+
+static adm_status write_arm_images(const adm_drift *d, const char *dir, adm_buf *b, drift_stages *sg)
+{
+    char path[4400], db[32];
     for (int i = 0; i < d->n_arms; i++) {
         const drift_arm *a = &d->arms[i];
         double lo, hi;
         display_span(&a->img, &lo, &hi);
         snprintf(path, sizeof path, "%s/arm-%s.png", dir, a->name);
-        ADM_TRY(adm_image_write_png(&a->img, 0, lo, hi, path));
+        ADM_TRY(stage_png(sg, &a->img, lo, hi, path));
     }
     adm_buf_puts(b, "<h2>The arms and their difference</h2>\n<p class=\"note\">Each comparison: the first arm, the second, "
                   "and |first &minus; second| (the largest over channels), brightest at the pair's largest difference. "
@@ -350,7 +357,7 @@ static adm_status write_arm_images(const adm_drift *d, const char *dir, adm_buf 
         snprintf(path, sizeof path, "%s/diff-%d.png", dir, i);
         ADM_TRY(heat_map(&a->img, &c->img, p->m.max_abs, &heat));
         {
-            adm_status st = adm_image_write_png(&heat, 0, 0, 255, path);
+            adm_status st = stage_png(sg, &heat, 0, 255, path);
             adm_image_free(&heat);
             ADM_TRY(st);
         }
@@ -381,18 +388,35 @@ static adm_status write_arm_images(const adm_drift *d, const char *dir, adm_buf 
 
 adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char *history)
 {
-    adm_buf b = {0};
-    char path[1400], db[32];
     json_t *rows = NULL;
+    drift_stages sg;
     adm_status st;
     if (!d->evaluated) return ADM_FAIL(ADM_ERR_INVALID, "the drift report is not evaluated");
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return ADM_FAIL(ADM_ERR_IO, "%s: cannot create the report folder: %s", dir, strerror(errno));
     if (history) ADM_TRY(adm_drift_history_read(history, &rows));
-    if (!rows || json_array_size(rows) == 0) {
-        json_decref(rows);
-        rows = json_array();
-        if (!rows) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    memset(&sg, 0, sizeof sg);
+    st = drift_html_stage(d, dir, rows, history != NULL, &sg);
+    if (st == ADM_OK) st = drift_stages_commit(&sg);
+    else drift_stages_undo(&sg);
+    drift_stages_free(&sg);
+    json_decref(rows);
+    return st;
+}
+
+adm_status drift_html_stage(const adm_drift *d, const char *dir, json_t *history_rows, int from_history,
+                            drift_stages *sg)
+{
+    adm_buf b = {0};
+    char path[4400], db[32];
+    json_t *rows;
+    adm_status st;
+    if (!d->evaluated) return ADM_FAIL(ADM_ERR_INVALID, "the drift report is not evaluated");
+    /* room for DIR/arm-NAME.png in path (names have at most 128 bytes) */
+    if (strlen(dir) > 4096) return ADM_FAIL(ADM_ERR_INVALID, "a report folder's path of %zu bytes, at most 4096", strlen(dir));
+    ADM_TRY(drift_stage_dir(sg, dir));
+    if (history_rows && json_array_size(history_rows) > 0) {
+        rows = json_incref(history_rows);
+    } else {
+        if (!(rows = json_array())) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
         json_array_append_new(rows, drift_row_json(d));
     }
     adm_buf_puts(&b, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
@@ -462,10 +486,10 @@ adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char 
     adm_buf_printf(&b, "<h2>PSNR per comparison over nights</h2>\n<p class=\"note\">%zu night%s%s. The shaded region is "
                  "inside the band; the dashed red line is the floor. Controls are not drawn (bit-identical: PSNR inf); "
                  "a hollow marker at the top is an identical pair.</p>\n",
-                 json_array_size(rows), json_array_size(rows) == 1 ? "" : "s", history ? " from the history" : "");
+                 json_array_size(rows), json_array_size(rows) == 1 ? "" : "s", from_history ? " from the history" : "");
     svg_history(&b, d, rows);
     json_decref(rows);
-    if ((st = write_arm_images(d, dir, &b)) != ADM_OK) {
+    if ((st = write_arm_images(d, dir, &b, sg)) != ADM_OK) {
         free(b.p);
         return st;
     }
@@ -512,7 +536,7 @@ adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char 
         return ADM_FAIL(ADM_ERR_NOMEM, "HTML drift report: out of memory");
     }
     snprintf(path, sizeof path, "%s/index.html", dir);
-    st = adm_write_atomic(path, b.p, b.n);
+    st = drift_stage_text(sg, path, b.p, b.n);
     free(b.p);
     return st;
 }

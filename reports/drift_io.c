@@ -1,6 +1,12 @@
 /* Arms in and out: PNG through libpng, HDF5 datasets, frames stacked from
- * several files. Every value is kept exactly as stored. */
-#include "adm_drift.h"
+ * several files. Every value is kept exactly as stored.
+ *
+ * Each file is read by one function in two steps (drift_internal.h): what
+ * it declares, checked against the limits before anything is allocated,
+ * then its values into a place the caller made for them. The drift report
+ * runs both steps in a sandbox child (drift_sandbox.c); adm_image_read_png
+ * and adm_image_read_h5 run them in this process. */
+#include "drift_internal.h"
 #include "capture_h5.h"
 
 #include <errno.h>
@@ -10,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 adm_status adm_image_alloc(adm_image *img, int64_t frames, int64_t height, int64_t width, int64_t channels)
@@ -32,7 +39,8 @@ adm_status adm_image_alloc(adm_image *img, int64_t frames, int64_t height, int64
 void adm_image_free(adm_image *img)
 {
     if (!img) return;
-    free(img->data);
+    if (img->map_len) munmap(img->data, img->map_len);
+    else free(img->data);
     free(img->source);
     memset(img, 0, sizeof *img);
 }
@@ -78,7 +86,12 @@ static uint64_t png_filtered_bytes(png_uint_32 w, png_uint_32 h, int bits_per_pi
     return total;
 }
 
-adm_status adm_image_read_png(const char *path, adm_image *img)
+static const unsigned char hdf5_magic[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
+
+/* A PNG: with dst NULL, what it declares (after the expansions) into *pc;
+ * else its values into dst, which holds what *pc declares. Everything the
+ * header says is checked before a byte is allocated for the image. */
+static adm_status png_piece(const char *path, drift_piece *pc, double *dst)
 {
     FILE *f;
     int fd;
@@ -92,7 +105,7 @@ adm_status adm_image_read_png(const char *path, adm_image *img)
     size_t rowbytes;
     uint64_t need;
     volatile adm_status st = ADM_OK; /* set after setjmp */
-    memset(img, 0, sizeof *img);
+    DRIFT_TRACE("PNG", path, "its header");
     ADM_TRY(adm_file_open_regular(path, "PNG image", &fd, &fsize));
     if (!(f = fdopen(fd, "rb"))) {
         st = ADM_FAIL(ADM_ERR_IO, "%s: cannot open PNG image: %s", path, strerror(errno));
@@ -101,6 +114,8 @@ adm_status adm_image_read_png(const char *path, adm_image *img)
     }
     if (fread(sig, 1, 8, f) != 8 || png_sig_cmp(sig, 0, 8)) {
         fclose(f);
+        if (!memcmp(sig, hdf5_magic, 8))
+            return ADM_FAIL(ADM_ERR_INVALID, "%s is an HDF5 file: name the dataset as %s:/DATASET", path, path);
         return ADM_FAIL(ADM_ERR_FORMAT, "%s: not a PNG file (no PNG signature)", path);
     }
     if (!(ctx = calloc(1, sizeof *ctx))) {
@@ -155,10 +170,21 @@ adm_status adm_image_read_png(const char *path, adm_image *img)
                       path, (unsigned long)w, (unsigned long)h, ch, (long long)w * h * ch);
         goto done;
     }
-    if ((st = adm_image_alloc(img, 1, h, w, ch)) != ADM_OK) {
-        adm_error_prefix("%s: ", path);
+    if (!dst) {
+        pc->frames = 1;
+        pc->height = h;
+        pc->width = w;
+        pc->channels = ch;
+        pc->range = depth == 8 ? 255 : 65535;
         goto done;
     }
+    if (pc->frames != 1 || pc->height != (int64_t)h || pc->width != (int64_t)w || pc->channels != ch ||
+        pc->range != (depth == 8 ? 255 : 65535)) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: changed while it was being read (now %lu x %lu x %d of %d bits)", path,
+                      (unsigned long)h, (unsigned long)w, ch, depth);
+        goto done;
+    }
+    DRIFT_TRACE("PNG", path, "its image data");
     ctx->buf = malloc(rowbytes * h);
     ctx->rows = malloc(sizeof *ctx->rows * h);
     if (!ctx->buf || !ctx->rows) {
@@ -172,22 +198,38 @@ adm_status adm_image_read_png(const char *path, adm_image *img)
         int64_t n = (int64_t)w * ch;
         for (png_uint_32 r = 0; r < h; r++)
             for (int64_t k = 0; k < n; k++)
-                img->data[(int64_t)r * n + k] = depth == 8 ? ctx->rows[r][k]
-                                                           : (double)((ctx->rows[r][2 * k] << 8) | ctx->rows[r][2 * k + 1]);
+                dst[(int64_t)r * n + k] = depth == 8 ? ctx->rows[r][k]
+                                                     : (double)((ctx->rows[r][2 * k] << 8) | ctx->rows[r][2 * k + 1]);
     }
-    img->data_range = depth == 8 ? 255 : 65535;
-    st = set_source(img, path);
 done:
     png_destroy_read_struct(&png, &info, NULL);
     free(ctx->buf);
     free(ctx->rows);
     free(ctx);
     fclose(f);
+    return st;
+}
+
+adm_status adm_image_read_png(const char *path, adm_image *img)
+{
+    drift_piece pc;
+    adm_status st;
+    memset(img, 0, sizeof *img);
+    memset(&pc, 0, sizeof pc);
+    ADM_TRY(png_piece(path, &pc, NULL));
+    if ((st = adm_image_alloc(img, 1, pc.height, pc.width, pc.channels)) != ADM_OK) {
+        adm_error_prefix("%s: ", path);
+        return st;
+    }
+    if ((st = png_piece(path, &pc, img->data)) == ADM_OK) {
+        img->data_range = pc.range;
+        st = set_source(img, path);
+    }
     if (st != ADM_OK) adm_image_free(img);
     return st;
 }
 
-adm_status adm_image_write_png(const adm_image *img, int64_t frame, double lo, double hi, const char *path)
+adm_status drift_png_temp(const adm_image *img, int64_t frame, double lo, double hi, const char *path, char **tmp_out)
 {
     char *tmp = NULL;
     int fd;
@@ -198,6 +240,7 @@ adm_status adm_image_write_png(const adm_image *img, int64_t frame, double lo, d
     int ch = img->channels == 3 ? 3 : 1;
     int64_t W = img->width, H = img->height, plane = H * W * img->channels;
     volatile adm_status st = ADM_OK; /* set after setjmp */
+    *tmp_out = NULL;
     if (frame < 0 || frame >= img->frames) return ADM_FAIL(ADM_ERR_INVALID, "%s: no frame %lld", path, (long long)frame);
     if (!(hi > lo)) return ADM_FAIL(ADM_ERR_INVALID, "%s: empty value range [%g, %g]", path, lo, hi);
     if (W > ADM_PNG_MAX_SIDE || H > ADM_PNG_MAX_SIDE)
@@ -251,66 +294,225 @@ adm_status adm_image_write_png(const adm_image *img, int64_t frame, double lo, d
         st = ADM_FAIL(ADM_ERR_IO, "%s: %s", path, strerror(errno));
         goto out;
     }
-    if (rename(tmp, path) != 0) st = ADM_FAIL(ADM_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
 out:
-    if (tmp && st != ADM_OK) unlink(tmp);
-    free(tmp);
+    if (tmp && st != ADM_OK) {
+        unlink(tmp);
+        free(tmp);
+        tmp = NULL;
+    }
+    *tmp_out = tmp;
     free(ctx->buf);
     free(ctx->rows);
     free(ctx);
     return st;
 }
 
+adm_status adm_image_write_png(const adm_image *img, int64_t frame, double lo, double hi, const char *path)
+{
+    char *tmp = NULL;
+    adm_status st;
+    ADM_TRY(drift_png_temp(img, frame, lo, hi, path, &tmp));
+    st = rename(tmp, path) == 0 ? ADM_OK : ADM_FAIL(ADM_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
+    if (st != ADM_OK) unlink(tmp);
+    free(tmp);
+    return st;
+}
+
 /* ---------------------------------------------------------------- HDF5 */
 
-static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+#define H5_PATH_MAX 1024 /* a dataset's path, and a soft link's target, in bytes */
+#define H5_MAX_SOFT 16   /* soft links followed on one path (libhdf5's own default) */
+#define LAYOUT_MAX 16    /* bytes of a 'layout' attribute (the longest layout has 4 letters) */
 
-/* A string attribute (fixed or variable length) into buf; 0 when absent,
- * -1 when present but not a readable string, -2 when a variable-length
- * string's heap reference is unsound (the arm is corrupt; *heap holds the
- * status, its message names where and the attribute): libhdf5 1.10 would
- * follow it blindly (issue 8 R5-R7). */
-static int h5_string_attr(hid_t obj, const char *where, const char *name, char *buf, size_t n, adm_status *heap)
+static htri_t h5_is_hdf5(const char *path)
 {
-    hid_t a, t, mt;
-    int ok = -1;
-    if (H5Aexists(obj, name) <= 0) return 0;
-    if ((a = H5Aopen(obj, name, H5P_DEFAULT)) < 0) return -1;
-    t = H5Aget_type(a);
-    if (H5Tget_class(t) == H5T_STRING) {
-        if (H5Tis_variable_str(t) > 0) {
-            char *s = NULL;
-            if ((*heap = adm_cap_heap_check(a, where, name, n - 1)) != ADM_OK) {
-                ok = -2;
-                goto out;
-            }
-            mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, H5T_VARIABLE);
-            H5Tset_cset(mt, H5Tget_cset(t)); /* h5py writes UTF-8 */
-            if (H5Aread(a, mt, &s) >= 0 && s) {
-                snprintf(buf, n, "%s", s);
-                ok = 1;
-                H5free_memory(s);
-            }
-            H5Tclose(mt);
-        } else {
-            size_t sz = H5Tget_size(t);
-            char *s = calloc(1, sz + 1);
-            mt = H5Tcopy(H5T_C_S1);
-            H5Tset_size(mt, sz + 1);
-            H5Tset_cset(mt, H5Tget_cset(t));
-            if (s && H5Aread(a, mt, s) >= 0) {
-                snprintf(buf, n, "%s", s);
-                ok = 1;
-            }
-            free(s);
-            H5Tclose(mt);
+#if H5_VERSION_GE(1, 12, 0)
+    return H5Fis_accessible(path, H5P_DEFAULT);
+#else
+    return H5Fis_hdf5(path);
+#endif
+}
+
+/* The dataset's path with every soft link replaced by its target, and each
+ * link on the way a hard or a soft link within the file: an external or
+ * user-defined link is refused wherever it is on the path, a soft link to a
+ * path through an external link included. libhdf5 is asked about a link
+ * only when every group before it was reached through hard links, so it
+ * never follows a link of another kind on the way. */
+static adm_status h5_resolve(hid_t f, const char *file, const char *dataset, char *out)
+{
+    char done[H5_PATH_MAX] = "", rest[H5_PATH_MAX], cand[H5_PATH_MAX], comp[H5_PATH_MAX], target[H5_PATH_MAX];
+    int hops = 0;
+    if (dataset[0] != '/')
+        return ADM_FAIL(ADM_ERR_INVALID, "%s: dataset '%s': expected an absolute path such as /img", file, dataset);
+    if (strlen(dataset) >= sizeof rest)
+        return ADM_FAIL(ADM_ERR_INVALID, "%s: a dataset path of %zu bytes, at most %d", file, strlen(dataset),
+                        H5_PATH_MAX - 1);
+    snprintf(rest, sizeof rest, "%s", dataset);
+    for (;;) {
+        char *p = rest;
+        size_t k;
+        H5L_info_t li;
+        htri_t ex;
+        while (*p == '/') p++;
+        if (!*p) break;
+        k = strcspn(p, "/");
+        memcpy(comp, p, k);
+        comp[k] = '\0';
+        memmove(rest, p + k, strlen(p + k) + 1);
+        if (!strcmp(comp, ".")) continue;
+        if (strlen(done) + 1 + k >= sizeof cand)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': its path grows past %d bytes through soft links", file,
+                            dataset, H5_PATH_MAX - 1);
+        {
+            size_t nd = strlen(done);
+            memcpy(cand, done, nd);
+            cand[nd] = '/';
+            memcpy(cand + nd + 1, comp, k + 1);
+        }
+        DRIFT_TRACE("HDF5", file, "the link '%s'", cand);
+        ex = H5Lexists(f, cand, H5P_DEFAULT);
+        if (ex <= 0) {
+            if (!strcmp(cand, dataset)) return ADM_FAIL(ADM_ERR_NOT_FOUND, "%s: no dataset '%s'", file, dataset);
+            return ADM_FAIL(ADM_ERR_NOT_FOUND, "%s: no dataset '%s' (no link '%s')", file, dataset, cand);
+        }
+        if (H5Lget_info(f, cand, &li, H5P_DEFAULT) < 0)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': the link '%s' cannot be read", file, dataset, cand);
+        if (li.type == H5L_TYPE_HARD) {
+            memcpy(done, cand, strlen(cand) + 1);
+            continue;
+        }
+        if (li.type != H5L_TYPE_SOFT)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': '%s' is %s link; an arm is one self-contained file, "
+                            "its path may hold only hard and soft links (external links are not allowed)", file, dataset,
+                            cand, li.type == H5L_TYPE_EXTERNAL ? "an external" : "a user-defined");
+        if (++hops > H5_MAX_SOFT)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': more than %d soft links on its path (a loop?)", file,
+                            dataset, H5_MAX_SOFT);
+        if (li.u.val_size < 2 || li.u.val_size > sizeof target)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': the soft link '%s' has a target of %zu bytes, expected "
+                            "1 to %d", file, dataset, cand, li.u.val_size, H5_PATH_MAX - 1);
+        memset(target, 0, sizeof target);
+        if (H5Lget_val(f, cand, target, sizeof target, H5P_DEFAULT) < 0)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': the soft link '%s' cannot be read", file, dataset, cand);
+        target[li.u.val_size - 1] = '\0';
+        if (strlen(target) + strlen(rest) >= sizeof comp)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': its path grows past %d bytes through soft links", file,
+                            dataset, H5_PATH_MAX - 1);
+        /* what is left of the path now starts at the target: from the root
+         * for an absolute one, else from the group that holds the link */
+        {
+            size_t nt = strlen(target);
+            memmove(rest + nt, rest, strlen(rest) + 1);
+            memcpy(rest, target, nt);
+        }
+        if (target[0] == '/') done[0] = '\0';
+    }
+    if (!done[0]) return ADM_FAIL(ADM_ERR_NOT_FOUND, "%s: '%s' is the root group, not a dataset", file, dataset);
+    memcpy(out, done, strlen(done) + 1);
+    return ADM_OK;
+}
+
+static void h5_close3(hid_t a, hid_t t, hid_t s)
+{
+    adm_cap_h5_close(s);
+    adm_cap_h5_close(t);
+    adm_cap_h5_close(a);
+}
+
+/* Opens attribute name of d with its type and space; *a < 0 when absent. */
+static adm_status h5_attr_open(hid_t d, const char *file, const char *dataset, const char *where, const char *name,
+                               hid_t *a, hid_t *t, hid_t *s)
+{
+    htri_t ex;
+    *a = *t = *s = -1;
+    DRIFT_TRACE("HDF5", file, "attribute '%s' of dataset '%s'", name, dataset);
+    if ((ex = H5Aexists(d, name)) < 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' cannot be looked up", where, name);
+    if (ex == 0) return ADM_OK;
+    if ((*a = H5Aopen(d, name, H5P_DEFAULT)) < 0 || (*t = H5Aget_type(*a)) < 0 || (*s = H5Aget_space(*a)) < 0) {
+        h5_close3(*a, *t, *s);
+        *a = *t = *s = -1;
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute '%s' cannot be read", where, name);
+    }
+    return ADM_OK;
+}
+
+/* The 'layout' attribute into buf (LAYOUT_MAX + 1 bytes): one string, of
+ * fixed or variable length, of at most LAYOUT_MAX bytes. Its class, its
+ * number of elements and its length are checked before H5Aread writes a
+ * byte: an array of strings would be written whole into the one string's
+ * buffer. */
+static adm_status h5_layout_attr(hid_t d, const char *file, const char *dataset, const char *where, char *buf,
+                                 int *present)
+{
+    hid_t a, t, s, mt = -1;
+    adm_status st = ADM_OK;
+    *present = 0;
+    ADM_TRY(h5_attr_open(d, file, dataset, where, "layout", &a, &t, &s));
+    if (a < 0) return ADM_OK;
+    if (H5Tget_class(t) != H5T_STRING || H5Sget_simple_extent_npoints(s) != 1) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute 'layout' must be one string such as \"CHW\" (this is %s)", where,
+                      H5Tget_class(t) != H5T_STRING ? "not a string" : "not one element");
+        goto done;
+    }
+    memset(buf, 0, LAYOUT_MAX + 1);
+    mt = H5Tcopy(H5T_C_S1);
+    H5Tset_cset(mt, H5Tget_cset(t)); /* h5py writes UTF-8 */
+    if (H5Tis_variable_str(t) > 0) {
+        char *v = NULL;
+        /* the heap reference and its collection, before libhdf5 follows it */
+        if ((st = adm_cap_heap_check(a, where, "layout", LAYOUT_MAX)) != ADM_OK) goto done;
+        H5Tset_size(mt, H5T_VARIABLE);
+        if (H5Aread(a, mt, &v) < 0 || !v) {
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute 'layout' cannot be read", where);
+            goto done;
+        }
+        if (strlen(v) > LAYOUT_MAX) st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute 'layout' is longer than %d bytes", where, LAYOUT_MAX);
+        else memcpy(buf, v, strlen(v) + 1);
+        H5free_memory(v);
+    } else {
+        size_t n = H5Tget_size(t);
+        if (n == 0 || n > LAYOUT_MAX) {
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute 'layout' is a string of %zu bytes; a layout has 2 to 4 letters",
+                          where, n);
+            goto done;
+        }
+        H5Tset_size(mt, n);
+        H5Tset_strpad(mt, H5T_STR_NULLPAD);
+        if (H5Aread(a, mt, buf) < 0) {
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute 'layout' cannot be read", where);
+            goto done;
         }
     }
-out:
-    H5Tclose(t);
-    H5Aclose(a);
-    return ok;
+    if (st == ADM_OK) *present = 1;
+done:
+    adm_cap_h5_close(mt);
+    h5_close3(a, t, s);
+    return st;
+}
+
+/* The 'data_range' attribute: one positive finite number, of an integer or
+ * a float type. Its class and its number of elements are checked before
+ * H5Aread writes into the one double (an array would be written whole). */
+static adm_status h5_range_attr(hid_t d, const char *file, const char *dataset, const char *where, double *range,
+                                int *present)
+{
+    hid_t a, t, s;
+    H5T_class_t cls;
+    adm_status st = ADM_OK;
+    *present = 0;
+    ADM_TRY(h5_attr_open(d, file, dataset, where, "data_range", &a, &t, &s));
+    if (a < 0) return ADM_OK;
+    cls = H5Tget_class(t);
+    if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || H5Sget_simple_extent_npoints(s) != 1)
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute 'data_range' must be one positive number (this is %s)", where,
+                      cls != H5T_INTEGER && cls != H5T_FLOAT ? "not a number" : "not one element");
+    else if (H5Aread(a, H5T_NATIVE_DOUBLE, range) < 0 || !(*range > 0) || !isfinite(*range))
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute 'data_range' must be a positive number", where);
+    else
+        *present = 1;
+    h5_close3(a, t, s);
+    return st;
 }
 
 /* Which source axis holds each of F, H, W, C (-1: absent). */
@@ -334,203 +536,297 @@ static adm_status parse_layout(const char *file, const char *ds, const char *lay
     return ADM_OK;
 }
 
-adm_status adm_image_read_h5(const char *path, const char *dataset, const char *layout, adm_image *img)
+/* An HDF5 dataset, as png_piece: with dst NULL what it declares, else its
+ * values. Every link of its path, its type, extents, attributes and
+ * storage are checked before a byte is allocated for values. */
+static adm_status h5_piece(const char *file, const char *dataset, const char *layout, drift_piece *pc, double *dst)
 {
     hid_t f = -1, d = -1, t = -1, s = -1;
-    int rank, axis[4];
-    hsize_t dims[8];
-    int64_t ext[4], n = 1;
-    double *raw = NULL, range = 0;
-    char lay[32], where[600];
-    adm_status st = ADM_OK, heap = ADM_OK;
-    memset(img, 0, sizeof *img);
-    h5_quiet();
-    ADM_TRY(adm_file_check_regular(path, "HDF5 arm"));
-    if ((f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
-        return ADM_FAIL(ADM_ERR_FORMAT, "%s: not an HDF5 file", path);
-    if (H5Lexists(f, dataset, H5P_DEFAULT) <= 0 || (d = H5Dopen2(f, dataset, H5P_DEFAULT)) < 0) {
-        st = ADM_FAIL(ADM_ERR_NOT_FOUND, "%s: no dataset '%s'", path, dataset);
+    int rank, axis[4], present, identity = 1;
+    hsize_t dims[H5S_MAX_RANK];
+    int64_t ext[4], v = 1;
+    double range = 0, *raw = NULL;
+    char lay[LAYOUT_MAX + 1], where[5200], path[H5_PATH_MAX];
+    H5T_class_t cls;
+    size_t tsize;
+    adm_status st = ADM_OK;
+    adm_cap_h5_quiet();
+    ADM_TRY(adm_file_check_regular(file, "HDF5 arm"));
+    adm_cap_heap_forget();
+    DRIFT_TRACE("HDF5", file, "the file's superblock");
+    if (h5_is_hdf5(file) <= 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: not an HDF5 file", file);
+    if ((f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: the HDF5 file cannot be opened (truncated or corrupt)", file);
+    snprintf(where, sizeof where, "%s: dataset '%s'", file, dataset);
+    if ((st = h5_resolve(f, file, dataset, path)) != ADM_OK) goto done;
+    DRIFT_TRACE("HDF5", file, "dataset '%s'", dataset);
+    if ((d = H5Dopen2(f, path, H5P_DEFAULT)) < 0) {
+        st = ADM_FAIL(ADM_ERR_NOT_FOUND, "%s: no dataset '%s' (it names a group or another kind of object)", file, dataset);
         goto done;
     }
-    t = H5Dget_type(d);
-    s = H5Dget_space(d);
-    if (H5Tget_class(t) != H5T_INTEGER && H5Tget_class(t) != H5T_FLOAT) {
-        st = ADM_FAIL(ADM_ERR_DTYPE, "%s: dataset '%s' is neither integer nor float", path, dataset);
+    DRIFT_TRACE("HDF5", file, "the type and extent of dataset '%s'", dataset);
+    if ((t = H5Dget_type(d)) < 0 || (s = H5Dget_space(d)) < 0) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: its type or extent cannot be read", where);
         goto done;
     }
-    rank = H5Sget_simple_extent_ndims(s);
+    cls = H5Tget_class(t);
+    tsize = H5Tget_size(t);
+    if ((cls != H5T_INTEGER && cls != H5T_FLOAT) || tsize == 0) {
+        st = ADM_FAIL(ADM_ERR_DTYPE, "%s: dataset '%s' is neither integer nor float", file, dataset);
+        goto done;
+    }
+    if (cls == H5T_INTEGER && tsize > 8) {
+        st = ADM_FAIL(ADM_ERR_UNSUPPORTED, "%s: integers of %zu bytes; an arm's integers have at most 8", where, tsize);
+        goto done;
+    }
+    rank = H5Sget_simple_extent_type(s) == H5S_SIMPLE ? H5Sget_simple_extent_ndims(s) : 0;
     if (rank < 2 || rank > 4) {
         st = ADM_FAIL(ADM_ERR_SHAPE, "%s: dataset '%s' has rank %d; an arm has rank 2 to 4 (HW, HWC, CHW, FHW, FHWC, FCHW)",
-                      path, dataset, rank);
+                      file, dataset, rank);
         goto done;
     }
     H5Sget_simple_extent_dims(s, dims, NULL);
-    snprintf(where, sizeof where, "%s: dataset '%s'", path, dataset);
-    switch (h5_string_attr(d, where, "layout", lay, sizeof lay, &heap)) {
-    case 0: snprintf(lay, sizeof lay, "%s", layout ? layout : rank == 2 ? "HW" : rank == 3 ? "HWC" : "FHWC"); break;
-    case 1: break;
-    case -2: st = heap; goto done;
-    default:
-        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': attribute 'layout' is not a string", path, dataset);
-        goto done;
-    }
-    if ((st = parse_layout(path, dataset, lay, rank, axis)) != ADM_OK) goto done;
-    for (int k = 0; k < 4; k++) ext[k] = axis[k] < 0 ? 1 : (int64_t)dims[axis[k]];
-    {
-        int64_t v = 1;
-        for (int i = 0; i < rank; i++) v = dims[i] && v > ADM_ARM_MAX_VALUES / (int64_t)dims[i] ? ADM_ARM_MAX_VALUES + 1
-                                                                                             : v * (int64_t)dims[i];
-        if (v > ADM_ARM_MAX_VALUES) {
-            st = ADM_FAIL(ADM_ERR_SHAPE, "%s: more than 2^30 values, the limit of an arm (ADM_ARM_MAX_VALUES)", where);
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] == 0) {
+            st = ADM_FAIL(ADM_ERR_SHAPE, "%s: extent 0 in dimension %d; an arm holds at least one value", where, i);
             goto done;
         }
-        if (v > 0 && (st = adm_cap_storage_holds(d, dims, rank, v * (int64_t)H5Tget_size(t), where)) != ADM_OK)
-            goto done;
+        /* saturates at 2^30 + 1 */
+        if (dims[i] > (hsize_t)ADM_ARM_MAX_VALUES || v > ADM_ARM_MAX_VALUES / (int64_t)dims[i]) v = ADM_ARM_MAX_VALUES + 1;
+        else v *= (int64_t)dims[i];
     }
-    if ((st = adm_image_alloc(img, ext[0], ext[1], ext[2], ext[3])) != ADM_OK) {
-        adm_error_prefix("%s: dataset '%s': ", path, dataset);
+    if (v > ADM_ARM_MAX_VALUES) {
+        st = ADM_FAIL(ADM_ERR_SHAPE, "%s: more than 2^30 values, the limit of an arm (ADM_ARM_MAX_VALUES)", where);
         goto done;
     }
-    n = adm_image_numel(img);
-    if (!(raw = malloc(sizeof *raw * (size_t)n))) {
-        st = ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory", path);
+    if ((st = h5_layout_attr(d, file, dataset, where, lay, &present)) != ADM_OK) goto done;
+    if (!present) snprintf(lay, sizeof lay, "%s", layout ? layout : rank == 2 ? "HW" : rank == 3 ? "HWC" : "FHWC");
+    if ((st = parse_layout(file, dataset, lay, rank, axis)) != ADM_OK) goto done;
+    for (int k = 0; k < 4; k++) ext[k] = axis[k] < 0 ? 1 : (int64_t)dims[axis[k]];
+    DRIFT_TRACE("HDF5", file, "the storage of dataset '%s'", dataset);
+    if ((st = adm_cap_storage_holds(d, dims, rank, v * (int64_t)tsize, where)) != ADM_OK) goto done;
+    if ((st = h5_range_attr(d, file, dataset, where, &range, &present)) != ADM_OK) goto done;
+    /* skimage's dtype_range without one: the integer type's full span (255 for uint8 and int8) */
+    if (!present) range = cls == H5T_INTEGER ? ldexp(1.0, 8 * (int)tsize) - 1 : 0;
+    if (!dst) {
+        pc->frames = ext[0];
+        pc->height = ext[1];
+        pc->width = ext[2];
+        pc->channels = ext[3];
+        pc->range = range;
         goto done;
     }
-    if (H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw) < 0) {
-        st = ADM_FAIL(ADM_ERR_HDF5, "%s: dataset '%s' could not be read as numbers", path, dataset);
+    if (pc->frames != ext[0] || pc->height != ext[1] || pc->width != ext[2] || pc->channels != ext[3] ||
+        pc->range != range) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: changed while it was being read", where);
         goto done;
     }
-    {
+    /* in the arm's order already (HW, HWC, FHW, FHWC): read into place */
+    for (int k = 0, last = -1; k < 4; k++)
+        if (axis[k] >= 0) {
+            identity &= axis[k] > last;
+            last = axis[k];
+        }
+    DRIFT_TRACE("HDF5", file, "the data of dataset '%s'", dataset);
+    if (!identity && !(raw = malloc(sizeof *raw * (size_t)v))) {
+        st = ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory for %lld values", where, (long long)v);
+        goto done;
+    }
+    if (H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, identity ? dst : raw) < 0) {
+        st = ADM_FAIL(ADM_ERR_HDF5, "%s: dataset '%s' could not be read as numbers (a truncated or corrupt file, or a "
+                      "compression filter this libhdf5 lacks)", file, dataset);
+        goto done;
+    }
+    if (!identity) {
         /* source strides, then the permutation into F, H, W, C */
-        int64_t sstride[8], str[4];
+        int64_t sstride[4], str[4];
         sstride[rank - 1] = 1;
         for (int i = rank - 2; i >= 0; i--) sstride[i] = sstride[i + 1] * (int64_t)dims[i + 1];
         for (int k = 0; k < 4; k++) str[k] = axis[k] < 0 ? 0 : sstride[axis[k]];
         for (int64_t fr = 0, o = 0; fr < ext[0]; fr++)
             for (int64_t y = 0; y < ext[1]; y++)
                 for (int64_t x = 0; x < ext[2]; x++)
-                    for (int64_t c = 0; c < ext[3]; c++, o++) {
-                        double v = raw[fr * str[0] + y * str[1] + x * str[2] + c * str[3]];
-                        if (!isfinite(v)) {
-                            st = ADM_FAIL(ADM_ERR_RANGE, "%s: dataset '%s' holds %g at [frame %lld, row %lld, column "
-                                          "%lld, channel %lld]; arms must be finite",
-                                          path, dataset, v, (long long)fr, (long long)y, (long long)x, (long long)c);
-                            goto done;
-                        }
-                        img->data[o] = v;
-                    }
-    }
-    if (H5Aexists(d, "data_range") > 0) {
-        hid_t a = H5Aopen(d, "data_range", H5P_DEFAULT);
-        if (a < 0 || H5Aread(a, H5T_NATIVE_DOUBLE, &range) < 0 || !(range > 0) || !isfinite(range)) {
-            if (a >= 0) H5Aclose(a);
-            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '%s': attribute 'data_range' must be a positive number", path,
-                          dataset);
-            goto done;
-        }
-        H5Aclose(a);
-    } else if (H5Tget_class(t) == H5T_INTEGER) {
-        /* skimage's dtype_range: the type's full span (255 for uint8 and int8) */
-        size_t bytes = H5Tget_size(t);
-        range = ldexp(1.0, 8 * (int)bytes) - 1;
-    }
-    img->data_range = range;
-    {
-        char src[1200];
-        snprintf(src, sizeof src, "%s:%s", path, dataset);
-        st = set_source(img, src);
+                    for (int64_t c = 0; c < ext[3]; c++, o++)
+                        dst[o] = raw[fr * str[0] + y * str[1] + x * str[2] + c * str[3]];
     }
 done:
     free(raw);
-    if (s >= 0) H5Sclose(s);
-    if (t >= 0) H5Tclose(t);
-    if (d >= 0) H5Dclose(d);
+    adm_cap_h5_close(s);
+    adm_cap_h5_close(t);
+    adm_cap_h5_close(d);
     adm_cap_heap_forget();
-    if (f >= 0) H5Fclose(f);
+    if (f >= 0) {
+        DRIFT_TRACE("HDF5", file, "the file's metadata while closing it");
+        H5Fclose(f);
+    }
+    return st;
+}
+
+adm_status adm_image_read_h5(const char *path, const char *dataset, const char *layout, adm_image *img)
+{
+    drift_piece pc;
+    adm_status st;
+    char *src;
+    size_t n;
+    memset(img, 0, sizeof *img);
+    memset(&pc, 0, sizeof pc);
+    pc.file = (char *)path;
+    pc.dataset = (char *)dataset;
+    ADM_TRY(h5_piece(path, dataset, layout, &pc, NULL));
+    if ((st = adm_image_alloc(img, pc.frames, pc.height, pc.width, pc.channels)) != ADM_OK) {
+        adm_error_prefix("%s: dataset '%s': ", path, dataset);
+        return st;
+    }
+    n = strlen(path) + strlen(dataset) + 2;
+    if ((st = drift_piece_run(&pc, layout, img->data)) == ADM_OK) {
+        img->data_range = pc.range;
+        if (!(src = malloc(n))) {
+            st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        } else {
+            snprintf(src, n, "%s:%s", path, dataset);
+            img->source = src;
+        }
+    }
     if (st != ADM_OK) adm_image_free(img);
     return st;
 }
 
-/* ---------------------------------------------------------------- sources */
+/* ---------------------------------------------------------------- arms */
 
-static int is_hdf5_file(const char *path)
+adm_status drift_piece_finite(const drift_piece *pc, const double *v)
 {
-    static const unsigned char magic[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    unsigned char b[8];
-    int fd, yes;
-    /* not a regular file: no (the reader then refuses it, without blocking) */
-    if (adm_file_open_regular(path, "image", &fd, NULL) != ADM_OK) return 0;
-    yes = read(fd, b, 8) == 8 && !memcmp(b, magic, 8);
-    close(fd);
-    return yes;
+    int64_t H = pc->height, W = pc->width, C = pc->channels, n = pc->frames * H * W * C;
+    for (int64_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) {
+            long long c = i % C, x = i / C % W, y = i / C / W % H, fr = i / C / W / H;
+            if (pc->dataset)
+                return ADM_FAIL(ADM_ERR_RANGE, "%s: dataset '%s' holds %g at [frame %lld, row %lld, column %lld, "
+                                "channel %lld]; arms must be finite", pc->file, pc->dataset, v[i], fr, y, x, c);
+            return ADM_FAIL(ADM_ERR_RANGE, "%s holds %g at [row %lld, column %lld, channel %lld]; arms must be finite",
+                            pc->file, v[i], y, x, c);
+        }
+    return ADM_OK;
 }
 
-/* One file: "a.png" or "x.h5:/dataset". */
-static adm_status load_one(const char *piece, const char *layout, adm_image *img)
+adm_status drift_piece_run(drift_piece *pc, const char *layout, double *dst)
 {
-    const char *colon = strstr(piece, ":/");
-    if (colon) {
-        char file[1024];
-        size_t n = (size_t)(colon - piece);
-        if (n >= sizeof file) return ADM_FAIL(ADM_ERR_INVALID, "path too long: %s", piece);
-        memcpy(file, piece, n);
-        file[n] = '\0';
-        return adm_image_read_h5(file, colon + 1, layout, img);
+    ADM_TRY(pc->dataset ? h5_piece(pc->file, pc->dataset, layout, pc, dst) : png_piece(pc->file, pc, dst));
+    return dst ? drift_piece_finite(pc, dst) : ADM_OK;
+}
+
+static adm_status plan_fail(const drift_plan *p, adm_status st)
+{
+    adm_error_prefix("%s", p->prefix ? p->prefix : "");
+    return st;
+}
+
+void drift_plan_free(drift_plan *p)
+{
+    for (int i = 0; i < p->n_pieces; i++) {
+        free(p->pieces[i].file);
+        free(p->pieces[i].dataset);
     }
-    if (is_hdf5_file(piece))
-        return ADM_FAIL(ADM_ERR_INVALID, "%s is an HDF5 file: name the dataset as %s:/DATASET", piece, piece);
-    return adm_image_read_png(piece, img);
+    free(p->pieces);
+    free(p->name);
+    free(p->source);
+    free(p->layout);
+    free(p->prefix);
+    memset(p, 0, sizeof *p);
+}
+
+adm_status drift_plan_init(drift_plan *p, const char *name, const char *source, const char *layout, const char *prefix)
+{
+    char *text, *save = NULL, *piece;
+    int cap = 0;
+    adm_status st = ADM_OK;
+    memset(p, 0, sizeof *p);
+    p->name = adm_strdup(name);
+    p->source = adm_strdup(source);
+    p->prefix = adm_strdup(prefix);
+    p->layout = layout ? adm_strdup(layout) : NULL;
+    text = adm_strdup(source);
+    if (!p->name || !p->source || !p->prefix || (layout && !p->layout) || !text) {
+        st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (piece = strtok_r(text, ",", &save); piece; piece = strtok_r(NULL, ",", &save)) {
+        const char *colon = strstr(piece, ":/");
+        drift_piece *pc;
+        if (p->n_pieces == DRIFT_MAX_FRAMES) {
+            st = plan_fail(p, ADM_FAIL(ADM_ERR_INVALID, "more than %d files; an arm has at most %d frames", DRIFT_MAX_FRAMES,
+                                       DRIFT_MAX_FRAMES));
+            goto done;
+        }
+        if (p->n_pieces == cap) {
+            int c = cap ? 2 * cap : 4;
+            drift_piece *q = realloc(p->pieces, sizeof *q * (size_t)c);
+            if (!q) {
+                st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+            p->pieces = q;
+            cap = c;
+        }
+        pc = &p->pieces[p->n_pieces];
+        memset(pc, 0, sizeof *pc);
+        pc->file = colon ? malloc((size_t)(colon - piece) + 1) : adm_strdup(piece);
+        pc->dataset = colon ? adm_strdup(colon + 1) : NULL;
+        p->n_pieces++;
+        if (!pc->file || (colon && !pc->dataset)) {
+            st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        if (colon) {
+            memcpy(pc->file, piece, (size_t)(colon - piece));
+            pc->file[colon - piece] = '\0';
+        }
+    }
+    if (p->n_pieces == 0) st = plan_fail(p, ADM_FAIL(ADM_ERR_INVALID, "an arm's source is empty"));
+done:
+    free(text);
+    return st;
+}
+
+static const char *piece_text(const drift_piece *pc, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s%s", pc->file, pc->dataset ? ":" : "", pc->dataset ? pc->dataset : "");
+    return buf;
+}
+
+adm_status drift_plan_check(drift_plan *p)
+{
+    const drift_piece *a = &p->pieces[0];
+    p->frames = p->values = 0;
+    for (int j = 0; j < p->n_pieces; j++) {
+        const drift_piece *b = &p->pieces[j];
+        char ta[600], tb[600];
+        if (b->height != a->height || b->width != a->width || b->channels != a->channels || b->range != a->range)
+            return plan_fail(p, ADM_FAIL(ADM_ERR_SHAPE, "%s is %lld x %lld x %lld (range %g) but the first frame %s is "
+                                         "%lld x %lld x %lld (range %g): the frames of a video must agree",
+                                         piece_text(b, tb, sizeof tb), (long long)b->height, (long long)b->width,
+                                         (long long)b->channels, b->range, piece_text(a, ta, sizeof ta),
+                                         (long long)a->height, (long long)a->width, (long long)a->channels, a->range));
+        /* each piece was checked to hold at most 2^30 values, and there
+         * are at most DRIFT_MAX_FRAMES: no overflow */
+        p->frames += b->frames;
+        p->values += b->frames * b->height * b->width * b->channels;
+        if (p->values > ADM_ARM_MAX_VALUES)
+            return plan_fail(p, ADM_FAIL(ADM_ERR_SHAPE, "%lld frames of %lld x %lld x %lld (up to %s) are %lld values, "
+                                         "above 2^30, the limit of an arm (ADM_ARM_MAX_VALUES)", (long long)p->frames,
+                                         (long long)a->height, (long long)a->width, (long long)a->channels,
+                                         piece_text(b, tb, sizeof tb), (long long)p->values));
+    }
+    return ADM_OK;
 }
 
 adm_status adm_image_load(const char *source, const char *layout, adm_image *img)
 {
-    char *text = adm_strdup(source), *save = NULL, *piece;
-    adm_image acc, one;
-    int count = 0;
-    adm_status st = ADM_OK;
+    drift_plan p;
+    adm_status st;
     memset(img, 0, sizeof *img);
-    memset(&acc, 0, sizeof acc);
-    if (!text) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-    if (!*text) {
-        free(text);
-        return ADM_FAIL(ADM_ERR_INVALID, "an arm's source is empty");
-    }
-    for (piece = strtok_r(text, ",", &save); piece; piece = strtok_r(NULL, ",", &save), count++) {
-        if ((st = load_one(piece, layout, &one)) != ADM_OK) break;
-        if (count == 0) {
-            acc = one;
-            continue;
-        }
-        if (one.height != acc.height || one.width != acc.width || one.channels != acc.channels ||
-            one.data_range != acc.data_range) {
-            st = ADM_FAIL(ADM_ERR_SHAPE, "%s is %lld x %lld x %lld (range %g) but the first frame %s is %lld x %lld x %lld "
-                          "(range %g): the frames of a video must agree",
-                          piece, (long long)one.height, (long long)one.width, (long long)one.channels, one.data_range,
-                          acc.source, (long long)acc.height, (long long)acc.width, (long long)acc.channels,
-                          acc.data_range);
-            adm_image_free(&one);
-            break;
-        }
-        {
-            int64_t na = adm_image_numel(&acc), no = adm_image_numel(&one);
-            double *p = realloc(acc.data, sizeof *p * (size_t)(na + no));
-            if (!p) {
-                st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory stacking %s", piece);
-                adm_image_free(&one);
-                break;
-            }
-            memcpy(p + na, one.data, sizeof *p * (size_t)no);
-            acc.data = p;
-            acc.frames += one.frames;
-            adm_image_free(&one);
-        }
-    }
-    free(text);
-    if (st == ADM_OK) st = set_source(&acc, source);
-    if (st != ADM_OK) {
-        adm_image_free(&acc);
-        return st;
-    }
-    *img = acc;
-    return ADM_OK;
+    if ((st = drift_plan_init(&p, "", source, layout, "")) == ADM_OK && (st = drift_plans_declare(&p, 1)) == ADM_OK &&
+        (st = drift_plan_check(&p)) == ADM_OK)
+        st = drift_plans_read(&p, 1, img);
+    drift_plan_free(&p);
+    return st;
 }
