@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,10 +197,15 @@ void adm_cli_report_context(adm_report *rep, const char *key, const char *value)
 
 int adm_cli_finish_report(adm_report *rep, const char *json, const char *junit, const char *html)
 {
+    int written;
     adm_cli_progress_done();
     report_gpu(rep);
+    /* The files first: a terminal that has gone away (a closed pipe,
+     * `| head -1`) costs the terminal's copy only. */
+    written = !(json || junit || html) || adm_report_write_all(rep, json, junit, html) == ADM_OK;
     adm_report_print(rep, stdout);
-    if ((json || junit || html) && adm_report_write_all(rep, json, junit, html) != ADM_OK) return adm_cli_fail();
+    fflush(stdout);
+    if (!written) return adm_cli_fail();
     if (adm_report_any_error(rep)) {
         int n = 0;
         for (int i = 0; i < adm_report_count(rep); i++) n += adm_report_row_at(rep, i)->error != NULL;
@@ -228,6 +234,10 @@ static int cmd_version(void)
 
 int main(int argc, char **argv)
 {
+    /* A closed stdout (`| head -1`) makes writes fail with EPIPE, which
+     * the commands ignore, rather than end the process with SIGPIPE before
+     * its reports are written and its exit status is the verdicts'. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? ADM_EXIT_INPUT : ADM_EXIT_OK;

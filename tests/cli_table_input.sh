@@ -3,7 +3,7 @@
 # fixed buffer, a table of 20k entries (linear, not quadratic, in its
 # messages), a schema error after a measurable entry (refused before
 # anything is measured), the format's version, plugins resolved from the
-# table's folder.
+# table's folder, and a stdout that has gone away (SIGPIPE).
 # Usage: cli_table_input.sh ADMIT WORKDIR SRCDIR PLUGINDIR
 set -u
 admit=$1 work=$2 src=$3 plug=$4
@@ -100,4 +100,19 @@ expect 0 "lossless" -- sh -c "cd / && exec '$admit' table '$work/plugabs.json'"
 printf '{"fusions": [{"name": "p", "op": "linear+gelu", "reference": "eager", "candidate": "nowhere/x.so:k",\n "declared": "lossless", "captures": ["%s"]}]}\n' "$g" > "$work/tbl/plugmissing.json"
 expect 2 "fusions[0].candidate: entry 'p':" "$work/tbl/nowhere/x.so" -- "$admit" table "$work/tbl/plugmissing.json"
 
+# stdout gone (a pipe whose reader has exited, as `| head -1` leaves it):
+# the reports are written first, EPIPE is not fatal, the exit status is the
+# verdicts'. The pipe's read end is closed before admit starts.
+closed() { $py -c 'import os, subprocess, sys
+r, w = os.pipe(); os.close(r)
+sys.exit(subprocess.run(sys.argv[1:], stdout=w).returncode)' "$@"; }
+printf '{"fusions": [%s]}\n' "$(entry rms rms.h5)" > "$work/pipe.json"
+closed "$admit" table "$work/pipe.json" --json "$work/p.json" --junit "$work/p.xml" --html "$work/phtml" 2>/dev/null; rc=$?
+check "table into a closed pipe exits 0 (got $rc)" [ "$rc" = 0 ]
+check "table into a closed pipe writes its three reports" [ -s "$work/p.json" -a -s "$work/p.xml" -a -s "$work/phtml/index.html" ]
+sed 's/"lossless"/"high"/' "$work/pipe.json" > "$work/pipe2.json"
+closed "$admit" table "$work/pipe2.json" --strict --json "$work/p2.json" 2>/dev/null; rc=$?
+check "table --strict into a closed pipe keeps the verdicts' exit 1 (got $rc)" [ "$rc" = 1 -a -s "$work/p2.json" ]
+closed "$admit" replay "$work/rms.h5" --junit "$work/r.xml" 2>/dev/null; rc=$?
+check "replay into a closed pipe exits 0 and writes its report (got $rc)" [ "$rc" = 0 -a -s "$work/r.xml" ]
 finish cli_table_input
