@@ -25,10 +25,11 @@ static const char usage[] =
     "  table            measure every entry of a fusion table against its declared tier\n"
     "  drift            the end-to-end gate: tier drift against the TP1/TP2 band (--toy: built-in DiT)\n"
     "  version          print the version and what this build can run\n"
+    "  help [COMMAND]   this text, or a command's options (the same as COMMAND --help)\n"
     "\n"
     "exit status: 0 the claims hold; 1 a verdict disagrees with a claim;\n"
     "             2 bad input or usage\n"
-    "Run 'admit-kernel capture --help' for the capture options.\n";
+    "Run 'admit-kernel COMMAND --help' for a command's options.\n";
 
 int adm_cli_fail(void)
 {
@@ -225,11 +226,34 @@ static int cmd_version(void)
     if (adm_cuda_built()) {
         if (adm_cuda_device_name(name, sizeof name, &major, &minor) == ADM_OK)
             printf(", device %s (sm_%d%d)", name, major, minor);
-        else
-            printf(", %s", adm_error_message());
+        else /* the GPU commands run on the CPU, or refuse (oracle --gpu) */
+            printf(", no GPU usable: %s", adm_error_message());
     }
     printf("\n");
     return ADM_EXIT_OK;
+}
+
+static int dispatch(int argc, char **argv);
+
+/* `help` and `help COMMAND` (COMMAND --help). */
+static int cmd_help(int argc, char **argv)
+{
+    char *av[4];
+    if (argc < 1) {
+        fputs(usage, stdout);
+        return ADM_EXIT_OK;
+    }
+    if (argc > 1 && strcmp(argv[0], "capture") != 0)
+        return adm_cli_usage_error("help: expected one COMMAND, got '%s' too", argv[1]);
+    av[0] = "admit-kernel";
+    av[1] = argv[0];
+    if (!strcmp(argv[0], "capture") && argc > 1) {
+        av[2] = argv[1];
+        av[3] = "--help";
+        return dispatch(4, av);
+    }
+    av[2] = "--help";
+    return dispatch(3, av);
 }
 
 int main(int argc, char **argv)
@@ -247,13 +271,27 @@ int main(int argc, char **argv)
      * process that calls main more than once, as the fuzz targets do). */
     optind = 0;
     opterr = 0;
+    return dispatch(argc, argv);
+}
+
+static int dispatch(int argc, char **argv)
+{
+    if (strcmp(argv[1], "help") == 0) return cmd_help(argc - 2, argv + 2);
     if (strcmp(argv[1], "capture") == 0) return adm_cmd_capture(argc - 2, argv + 2);
     if (strcmp(argv[1], "oracle") == 0) return adm_cmd_oracle(argc - 2, argv + 2);
     if (strcmp(argv[1], "replay") == 0) return adm_cmd_replay(argc - 2, argv + 2);
     if (strcmp(argv[1], "run") == 0) return adm_cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "table") == 0) return adm_cmd_table(argc - 2, argv + 2);
     if (strcmp(argv[1], "drift") == 0) return adm_cmd_drift(argc - 2, argv + 2);
-    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) return cmd_version();
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        if (argc > 2 && strcmp(argv[2], "--help") && strcmp(argv[2], "-h"))
+            return adm_cli_usage_error("version: unexpected argument '%s'", argv[2]);
+        if (argc > 2) {
+            puts("usage: admit-kernel version\n\nPrints the version and what this build can run (CUDA, the GPU).");
+            return ADM_EXIT_OK;
+        }
+        return cmd_version();
+    }
     fputs(usage, stderr);
     return adm_cli_usage_error("unknown command '%s'", argv[1]);
 }

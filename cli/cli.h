@@ -57,6 +57,15 @@ void adm_cli_report_context(struct adm_report *rep, const char *key, const char 
  * when a file cannot be written. */
 int adm_cli_finish_report(struct adm_report *rep, const char *json, const char *junit, const char *html);
 
+/* The report options of the measuring commands (replay, run, table): the
+ * same spellings and meaning in each, and these lines of their usage. A
+ * claim is a --claim of replay and run, an entry's "declared" in a table. */
+#define ADM_CLI_REPORT_USAGE                                                                      \
+    "  --json FILE        write the full report as JSON\n"                                         \
+    "  --junit FILE       write a JUnit XML report (a failure per violated claim)\n"               \
+    "  --html DIR         write DIR/index.html: what was run, the verdicts, each candidate's detail\n" \
+    "  --strict           exit 1 also when a verdict is stricter than its claim (promotable)\n"
+
 int adm_cmd_capture(int argc, char **argv);
 int adm_cmd_oracle(int argc, char **argv);
 int adm_cmd_replay(int argc, char **argv);
