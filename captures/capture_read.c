@@ -5,6 +5,7 @@
  * against the size limit, before a byte is allocated. Every error names
  * the file and the dataset or attribute, and what was expected. */
 #include "capture_h5.h"
+#include "adm_env.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -147,13 +148,9 @@ done:
 
 static int64_t max_tensor_bytes(void)
 {
-    const char *e = getenv("ADM_CAPTURE_MAX_BYTES");
-    if (e && *e) {
-        char *end;
-        long long v = strtoll(e, &end, 10);
-        if (*end == '\0' && v > 0) return (int64_t)v;
-    }
-    return ADM_CAPTURE_DEFAULT_MAX_BYTES;
+    int64_t v;
+    return adm_env_i64("ADM_CAPTURE_MAX_BYTES", ADM_CAPTURE_DEFAULT_MAX_BYTES, &v) == ADM_OK ? v
+                                                                                        : ADM_CAPTURE_DEFAULT_MAX_BYTES;
 }
 
 /* The HDF5 storage a dtype must have, and the memory type to read it. */

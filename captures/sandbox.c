@@ -781,6 +781,8 @@ adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits
 
     *out = NULL;
     if (!adm_sandbox_enabled()) return adm_capture_read(path, out);
+    /* limits from the environment: an invalid one is refused, not replaced */
+    ADM_TRY(adm_env_check());
     /* What can be said without libhdf5 is said here, as the reader would. */
     ADM_TRY(adm_file_check_regular(path, "the capture"));
     if (limits) lim = *limits;

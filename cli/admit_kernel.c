@@ -277,6 +277,10 @@ int main(int argc, char **argv)
 static int dispatch(int argc, char **argv)
 {
     if (strcmp(argv[1], "help") == 0) return cmd_help(argc - 2, argv + 2);
+    /* the limits and budgets from the environment, before any work: an
+     * invalid one is a usage error naming the variable */
+    if (strcmp(argv[1], "version") != 0 && strcmp(argv[1], "--version") != 0 && adm_env_check() != ADM_OK)
+        return adm_cli_fail();
     if (strcmp(argv[1], "capture") == 0) return adm_cmd_capture(argc - 2, argv + 2);
     if (strcmp(argv[1], "oracle") == 0) return adm_cmd_oracle(argc - 2, argv + 2);
     if (strcmp(argv[1], "replay") == 0) return adm_cmd_replay(argc - 2, argv + 2);

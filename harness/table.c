@@ -29,6 +29,8 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
     adm_measure_result *at = out;
     memset(out, 0, sizeof *out);
     memset(&worst, 0, sizeof worst);
+    /* the sandboxes' limits and the MPFR budget: refused when invalid */
+    ADM_TRY(adm_env_check());
     for (int k = 0; k < ncap; k++) {
         adm_capture *cap = NULL;
         const adm_op *op;
