@@ -47,7 +47,7 @@ int adm_cli_fail_with(adm_status st)
 int adm_cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
-    char raw[2048];
+    char raw[ADM_CLI_TEXT_MAX];
     adm_cli_progress_done();
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
@@ -101,7 +101,7 @@ int adm_cli_set_mpfr_budget(const char *v)
 
 const char *adm_cli_text(const char *s)
 {
-    static char buf[4][2048];
+    static char buf[4][ADM_CLI_TEXT_MAX];
     static int k;
     k = (k + 1) % 4;
     adm_text_escape(buf[k], sizeof buf[k], s);

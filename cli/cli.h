@@ -20,9 +20,13 @@ int adm_cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* The longest line adm_cli_text and adm_cli_usage_error print whole: the
+ * library's longest message (core/status.c: two paths of PATH_MAX bytes with
+ * the field and the reason). */
+#define ADM_CLI_TEXT_MAX 32768
 /* s with control characters and malformed UTF-8 escaped (adm_text_escape),
  * for printing text that came from an input; one of four rotating static
- * buffers of 2 KiB. */
+ * buffers of ADM_CLI_TEXT_MAX bytes. */
 const char *adm_cli_text(const char *s);
 struct option;
 /* getopt_long over a subcommand's arguments (argv[0] is its first

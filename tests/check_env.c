@@ -1,9 +1,11 @@
-/* The environment's limits (core/env.c), through the library as a runtime
- * calls it, without the CLI's checks.
+/* The environment's limits (core/env.c) and long messages (core/status.c),
+ * through the library as a runtime calls it, without the CLI's checks.
  *
  * Env: every ADM_* numeric variable parsed strictly in its range; the
  * library's entry points refuse an invalid one naming it (the capture
- * reader, the oracle, a measurement) rather than replace it. */
+ * reader, the oracle, a measurement) rather than replace it.
+ * Messages: a message longer than the buffer keeps its head and its tail
+ * (the field and the reason), never cuts a UTF-8 sequence. */
 #include "adm_capture.h"
 #include "adm_core.h"
 #include "adm_env.h"
@@ -132,6 +134,75 @@ START_TEST(test_entry_points)
 }
 END_TEST
 
+/* ------------------------------------------------------------ messages */
+
+static char *repeat(const char *unit, size_t times, const char *tail)
+{
+    size_t u = strlen(unit), t = strlen(tail);
+    char *s = malloc(u * times + t + 1);
+    ck_assert_ptr_nonnull(s);
+    for (size_t i = 0; i < times; i++) memcpy(s + i * u, unit, u);
+    memcpy(s + u * times, tail, t + 1);
+    return s;
+}
+
+static int ends_with(const char *s, const char *end)
+{
+    size_t n = strlen(s), e = strlen(end);
+    return n >= e && !strcmp(s + n - e, end);
+}
+
+START_TEST(test_long_messages)
+{
+    /* a path of 40 KB: the message keeps its head, the field and reason */
+    char *path = repeat("/dir", 10000, "/x.h5");
+    const char *m;
+    adm_status st = ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '/inputs/x': the reason", path);
+    ck_assert_int_eq(st, ADM_ERR_FORMAT);
+    m = adm_error_message();
+    ck_assert_uint_lt(strlen(m), 16384);
+    ck_assert_uint_gt(strlen(m), 8000);
+    ck_assert_msg(!strncmp(m, "/dir/dir/dir", 12), "the head is lost: %.40s", m);
+    ck_assert_ptr_nonnull(strstr(m, " [...] "));
+    ck_assert_msg(ends_with(m, "/x.h5: dataset '/inputs/x': the reason"), "the tail is lost: ...%s",
+                  m + strlen(m) - 60);
+    /* a long prefix on a short message; then a short one on a long one */
+    ADM_FAIL(ADM_ERR_FORMAT, "dataset '/inputs/x': the reason");
+    adm_error_prefix("%s: ", path);
+    m = adm_error_message();
+    ck_assert_uint_lt(strlen(m), 16384);
+    ck_assert(!strncmp(m, "/dir/dir", 8) && ends_with(m, "/x.h5: dataset '/inputs/x': the reason"));
+    adm_error_prefix("table.json:1:2: fusions[0].captures[0]: ");
+    m = adm_error_message();
+    ck_assert(!strncmp(m, "table.json:1:2: fusions[0].captures[0]: /dir", 44));
+    ck_assert(ends_with(m, "the reason"));
+    /* a message that fits is whole, with no mark */
+    ADM_FAIL(ADM_ERR_FORMAT, "%.4095s: the reason", path);
+    m = adm_error_message();
+    ck_assert_uint_eq(strlen(m), 4095 + strlen(": the reason"));
+    ck_assert_ptr_null(strstr(m, " [...] "));
+    free(path);
+    /* two-byte characters: no cut inside one; the message stays clean UTF-8 */
+    path = repeat("\xc3\xa9", 20001, "/x.h5");
+    ADM_FAIL(ADM_ERR_FORMAT, "%s: the reason", path);
+    m = adm_error_message();
+    ck_assert_msg(adm_text_clean(m), "a cut UTF-8 sequence");
+    ck_assert(ends_with(m, "/x.h5: the reason"));
+    ADM_FAIL(ADM_ERR_FORMAT, "x%s: the reason", path); /* the other parity */
+    ck_assert_msg(adm_text_clean(adm_error_message()), "a cut UTF-8 sequence");
+    adm_error_prefix("%s", path);
+    ck_assert_msg(adm_text_clean(adm_error_message()), "a cut UTF-8 sequence");
+    free(path);
+    /* control characters are still escaped in a long message */
+    path = repeat("a\n", 20000, "");
+    ADM_FAIL(ADM_ERR_FORMAT, "%s: the reason", path);
+    ck_assert_ptr_null(strchr(adm_error_message(), '\n'));
+    ck_assert(ends_with(adm_error_message(), "\\n: the reason"));
+    free(path);
+    adm_error_clear();
+}
+END_TEST
+
 static Suite *env_suite(void)
 {
     Suite *s = suite_create("env");
@@ -139,6 +210,9 @@ static Suite *env_suite(void)
     tcase_add_test(tc, test_parse);
     tcase_add_test(tc, test_check);
     tcase_add_test(tc, test_entry_points);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Messages");
+    tcase_add_test(tc, test_long_messages);
     suite_add_tcase(s, tc);
     return s;
 }
