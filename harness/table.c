@@ -381,6 +381,20 @@ static adm_status check_entry(const char *file, table_text *t, const char *dir, 
     adm_status st;
     memset(p, 0, sizeof *p);
     if (!json_is_object(e)) return schema_error(file, t, i, NULL, "must be an object");
+    {
+        /* a misspelt optional key ("param") would silently not apply */
+        static const char *const known[] = {"name", "description", "op", "reference", "candidate", "declared",
+                                            "captures", "params", "reader", "static", "sites"};
+        const char *k;
+        json_t *v;
+        json_object_foreach(e, k, v) {
+            size_t j = 0;
+            while (j < sizeof known / sizeof known[0] && strcmp(k, known[j])) j++;
+            if (j == sizeof known / sizeof known[0])
+                return schema_error(file, t, i, k, "not a key of an entry (name, description, op, reference, "
+                                    "candidate, declared, captures, params, reader, static, sites; fusions/FORMAT.md)");
+        }
+    }
     p->name = str_field(e, "name");
     p->op = str_field(e, "op");
     p->ref = str_field(e, "reference");
@@ -547,6 +561,17 @@ adm_status adm_harness_table(const char *file, adm_table_progress_fn progress, v
         goto done;
     }
     if ((st = check_version(file, root)) != ADM_OK) goto done;
+    {
+        const char *k;
+        json_t *v;
+        json_object_foreach(root, k, v) {
+            if (strcmp(k, "admit_fusion_table") && strcmp(k, "description") && strcmp(k, "fusions")) {
+                st = ADM_FAIL(ADM_ERR_JSON, "%s: unknown field '%s' (admit_fusion_table, description, fusions; "
+                              "fusions/FORMAT.md)", file, k);
+                goto done;
+            }
+        }
+    }
     fus = json_object_get(root, "fusions");
     if (!json_is_array(fus) || json_array_size(fus) == 0) {
         st = ADM_FAIL(ADM_ERR_JSON, "%s: field 'fusions' must be a non-empty array of entries", file);

@@ -90,6 +90,24 @@ expect 2 "vs.json: field 'admit_fusion_table' must be an integer" -- "$admit" ta
 printf '[%s]\n' "$(entry a rms.h5)" > "$work/array.json"
 expect 2 "array.json: a fusion table is a JSON object" -- "$admit" table "$work/array.json"
 
+# Keys the format does not have are refused (a misspelt "params" would not apply).
+printf '{"fusions": [{"name": "a", "op": "rmsnorm", "reference": "eager", "candidate": "fused_fp32", "declared": "lossless",\n "param": {"eps": 1e-3}, "captures": ["rms.h5"]}]}\n' > "$work/unknown.json"
+expect 2 "unknown.json:2:2: fusions[0].param: not a key of an entry" -- "$admit" table "$work/unknown.json"
+printf '{"fusion": [], "fusions": [%s]}\n' "$(entry a rms.h5)" > "$work/unknown2.json"
+expect 2 "unknown2.json: unknown field 'fusion'" -- "$admit" table "$work/unknown2.json"
+# fusions/FORMAT.md's example holds to the format (its captures and plugin
+# replaced by the bundled ones): measured, not refused
+$py - "$src/fusions/FORMAT.md" "$src/captures/data" > "$work/example.json" <<'PY'
+import json, re, sys
+t = json.loads(re.search(r"```json\n(.*?)```", open(sys.argv[1]).read(), re.S).group(1))
+t["fusions"][0]["captures"] = [sys.argv[2] + "/flux_fc1_gelu_small.h5"]
+t["fusions"][1]["captures"] = [sys.argv[2] + "/dit_rmsnorm.h5"]
+t["fusions"][1]["candidate"] = "fused_fp32"
+print(json.dumps(t))
+PY
+expect 0 "ff_linear_gelu_epilogue        fused_epilogue         lossless  lossless" \
+    "my_fused_rmsnorm               fused_fp32             lossless  lossless" -- "$admit" table "$work/example.json"
+
 # A plugin's relative path resolves from the table's folder, as captures
 # do (not from the current directory); an absolute one stays.
 mkdir -p "$work/tbl/plugins" && cp "$plug/adm_plugin_example.so" "$work/tbl/plugins/"
