@@ -228,7 +228,8 @@ typedef struct adm_measure_result {
  * plugin) with adm_harness_run on each capture: its inputs, probes and
  * views. want_op (or NULL) is the op every capture must carry;
  * params_json (or NULL) overrides each capture's parameters. source names
- * the measurement in messages. */
+ * the measurement in messages. An invalid ADM_* limit in the environment
+ * is refused first (adm_env_check). */
 ADM_API adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
                                        const char *params_json, const char *ref_spec, const char *cand_spec,
                                        const adm_reader *reader, adm_measure_result *out);
