@@ -66,7 +66,8 @@ ADM_API void adm_sandbox_limits_for(const char *path, adm_sandbox_limits *lim);
 ADM_API int adm_sandbox_enabled(void);
 /* As adm_capture_read (the same checks and messages), in a child. limits
  * NULL: adm_sandbox_limits_for(path). With the sandbox turned off, reads
- * in-process. */
+ * in-process. An invalid ADM_* limit in the environment is refused first
+ * (adm_env_check: ADM_ERR_INVALID naming it). */
 ADM_API adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits *limits, adm_capture **out);
 
 ADM_API const char *adm_capture_path(const adm_capture *c);     /* NULL when built in memory */

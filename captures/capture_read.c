@@ -5,11 +5,17 @@
  * against the size limit, before a byte is allocated. Every error names
  * the file and the dataset or attribute, and what was expected. */
 #include "capture_h5.h"
+#include "adm_env.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+
+/* "FILE: dataset '/special/NAME/candidates/NAME'": a path of PATH_MAX bytes
+ * and names of 128, whole (a cut would lose the dataset from messages) */
+#define WHERE_LEN (PATH_MAX + 512)
 
 #define NAME_MAX_LEN 128
 #define ATTR_MAX_LEN (1 << 20)
@@ -147,13 +153,9 @@ done:
 
 static int64_t max_tensor_bytes(void)
 {
-    const char *e = getenv("ADM_CAPTURE_MAX_BYTES");
-    if (e && *e) {
-        char *end;
-        long long v = strtoll(e, &end, 10);
-        if (*end == '\0' && v > 0) return (int64_t)v;
-    }
-    return ADM_CAPTURE_DEFAULT_MAX_BYTES;
+    int64_t v;
+    return adm_env_i64("ADM_CAPTURE_MAX_BYTES", ADM_CAPTURE_DEFAULT_MAX_BYTES, &v) == ADM_OK ? v
+                                                                                        : ADM_CAPTURE_DEFAULT_MAX_BYTES;
 }
 
 /* The HDF5 storage a dtype must have, and the memory type to read it. */
@@ -421,7 +423,7 @@ static adm_status read_group(hid_t loc, const char *file, const char *prefix, co
                              int required, adm_entry_list *list)
 {
     hid_t g;
-    char where[512], **names = NULL;
+    char where[WHERE_LEN], **names = NULL;
     int n = 0;
     adm_status st = ADM_OK;
     htri_t ex;
@@ -438,7 +440,7 @@ static adm_status read_group(hid_t loc, const char *file, const char *prefix, co
     if ((st = group_names(g, where, &names, &n)) != ADM_OK) goto done;
     for (int i = 0; i < n && st == ADM_OK; i++) {
         adm_tensor t;
-        char dwhere[640];
+        char dwhere[WHERE_LEN];
         snprintf(dwhere, sizeof dwhere, "%s: dataset '%s/%s/%s'", file, prefix, gname, names[i]);
         /* names travel into reports and claims: the format's alphabet */
         if ((st = adm_cap_check_name(names[i])) != ADM_OK) {
@@ -459,7 +461,7 @@ done:
 static adm_status read_optional_dataset(hid_t loc, const char *file, const char *prefix,
                                         const char *name, int *has, adm_tensor *t)
 {
-    char where[512];
+    char where[WHERE_LEN];
     htri_t ex;
     snprintf(where, sizeof where, "%s: dataset '%s/%s'", file, prefix, name);
     ADM_CAPTURE_TRACE("%s", where);
@@ -476,7 +478,7 @@ static adm_status read_optional_dataset(hid_t loc, const char *file, const char 
 static adm_status read_specials(hid_t file_id, const char *file, adm_capture *c)
 {
     hid_t g;
-    char **names = NULL, where[512];
+    char **names = NULL, where[WHERE_LEN];
     int n = 0;
     adm_status st = ADM_OK;
     ADM_CAPTURE_TRACE("group '/special'");
@@ -489,7 +491,7 @@ static adm_status read_specials(hid_t file_id, const char *file, adm_capture *c)
     for (int i = 0; i < n && st == ADM_OK; i++) {
         hid_t cg;
         int idx;
-        char prefix[300], cwhere[512], *refused = NULL;
+        char prefix[300], cwhere[WHERE_LEN], *refused = NULL;
         adm_special *s;
         snprintf(prefix, sizeof prefix, "/special/%s", names[i]);
         snprintf(cwhere, sizeof cwhere, "%s: group '%s'", file, prefix);
@@ -532,7 +534,7 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
 {
     adm_capture *c = NULL;
     hid_t f = -1;
-    char where[512], *magic = NULL;
+    char where[WHERE_LEN], *magic = NULL;
     int64_t version = 0, step = -1;
     int present;
     htri_t acc;

@@ -53,7 +53,7 @@
 
 #define WIRE_MAGIC 0x534d4441u /* "ADMS" */
 #define STR_MAX ((1u << 20) + 1)
-#define MSG_MAX 4096u
+#define MSG_MAX 32768u /* above the library's longest message (core/status.c) */
 #define CRUMB_LEN 1024
 #define MAX_RECORDS 65536
 #define ARENA_ALIGN 64
@@ -70,7 +70,8 @@ static const char *crumb_path;
 
 void adm_capture_trace(const char *fmt, ...)
 {
-    char buf[CRUMB_LEN], *p;
+    /* room for the path, which is dropped: what is left fits the page */
+    char buf[PATH_MAX + CRUMB_LEN], *p;
     size_t plen = crumb_path ? strlen(crumb_path) : 0;
     va_list ap;
     va_start(ap, fmt);
@@ -780,7 +781,11 @@ adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits
     adm_status st;
 
     *out = NULL;
+    /* limits from the environment: an invalid one is refused, not replaced */
+    ADM_TRY(adm_env_check());
     if (!adm_sandbox_enabled()) return adm_capture_read(path, out);
+    /* limits from the environment: an invalid one is refused, not replaced */
+    ADM_TRY(adm_env_check());
     /* What can be said without libhdf5 is said here, as the reader would. */
     ADM_TRY(adm_file_check_regular(path, "the capture"));
     if (limits) lim = *limits;

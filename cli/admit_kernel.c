@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,10 +25,11 @@ static const char usage[] =
     "  table            measure every entry of a fusion table against its declared tier\n"
     "  drift            the end-to-end gate: tier drift against the TP1/TP2 band (--toy: built-in DiT)\n"
     "  version          print the version and what this build can run\n"
+    "  help [COMMAND]   this text, or a command's options (the same as COMMAND --help)\n"
     "\n"
     "exit status: 0 the claims hold; 1 a verdict disagrees with a claim;\n"
     "             2 bad input or usage\n"
-    "Run 'admit-kernel capture --help' for the capture options.\n";
+    "Run 'admit-kernel COMMAND --help' for a command's options.\n";
 
 int adm_cli_fail(void)
 {
@@ -45,7 +47,7 @@ int adm_cli_fail_with(adm_status st)
 int adm_cli_usage_error(const char *fmt, ...)
 {
     va_list ap;
-    char raw[2048];
+    char raw[ADM_CLI_TEXT_MAX];
     adm_cli_progress_done();
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
@@ -99,7 +101,7 @@ int adm_cli_set_mpfr_budget(const char *v)
 
 const char *adm_cli_text(const char *s)
 {
-    static char buf[4][2048];
+    static char buf[4][ADM_CLI_TEXT_MAX];
     static int k;
     k = (k + 1) % 4;
     adm_text_escape(buf[k], sizeof buf[k], s);
@@ -196,10 +198,15 @@ void adm_cli_report_context(adm_report *rep, const char *key, const char *value)
 
 int adm_cli_finish_report(adm_report *rep, const char *json, const char *junit, const char *html)
 {
+    int written;
     adm_cli_progress_done();
     report_gpu(rep);
+    /* The files first: a terminal that has gone away (a closed pipe,
+     * `| head -1`) costs the terminal's copy only. */
+    written = !(json || junit || html) || adm_report_write_all(rep, json, junit, html) == ADM_OK;
     adm_report_print(rep, stdout);
-    if ((json || junit || html) && adm_report_write_all(rep, json, junit, html) != ADM_OK) return adm_cli_fail();
+    fflush(stdout);
+    if (!written) return adm_cli_fail();
     if (adm_report_any_error(rep)) {
         int n = 0;
         for (int i = 0; i < adm_report_count(rep); i++) n += adm_report_row_at(rep, i)->error != NULL;
@@ -219,15 +226,42 @@ static int cmd_version(void)
     if (adm_cuda_built()) {
         if (adm_cuda_device_name(name, sizeof name, &major, &minor) == ADM_OK)
             printf(", device %s (sm_%d%d)", name, major, minor);
-        else
-            printf(", %s", adm_error_message());
+        else /* the GPU commands run on the CPU, or refuse (oracle --gpu) */
+            printf(", no GPU usable: %s", adm_error_message());
     }
     printf("\n");
     return ADM_EXIT_OK;
 }
 
+static int dispatch(int argc, char **argv);
+
+/* `help` and `help COMMAND` (COMMAND --help). */
+static int cmd_help(int argc, char **argv)
+{
+    char *av[4];
+    if (argc < 1) {
+        fputs(usage, stdout);
+        return ADM_EXIT_OK;
+    }
+    if (argc > 1 && strcmp(argv[0], "capture") != 0)
+        return adm_cli_usage_error("help: expected one COMMAND, got '%s' too", argv[1]);
+    av[0] = "admit-kernel";
+    av[1] = argv[0];
+    if (!strcmp(argv[0], "capture") && argc > 1) {
+        av[2] = argv[1];
+        av[3] = "--help";
+        return dispatch(4, av);
+    }
+    av[2] = "--help";
+    return dispatch(3, av);
+}
+
 int main(int argc, char **argv)
 {
+    /* A closed stdout (`| head -1`) makes writes fail with EPIPE, which
+     * the commands ignore, rather than end the process with SIGPIPE before
+     * its reports are written and its exit status is the verdicts'. */
+    signal(SIGPIPE, SIG_IGN);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage, argc < 2 ? stderr : stdout);
         return argc < 2 ? ADM_EXIT_INPUT : ADM_EXIT_OK;
@@ -237,13 +271,31 @@ int main(int argc, char **argv)
      * process that calls main more than once, as the fuzz targets do). */
     optind = 0;
     opterr = 0;
+    return dispatch(argc, argv);
+}
+
+static int dispatch(int argc, char **argv)
+{
+    if (strcmp(argv[1], "help") == 0) return cmd_help(argc - 2, argv + 2);
+    /* the limits and budgets from the environment, before any work: an
+     * invalid one is a usage error naming the variable */
+    if (strcmp(argv[1], "version") != 0 && strcmp(argv[1], "--version") != 0 && adm_env_check() != ADM_OK)
+        return adm_cli_fail();
     if (strcmp(argv[1], "capture") == 0) return adm_cmd_capture(argc - 2, argv + 2);
     if (strcmp(argv[1], "oracle") == 0) return adm_cmd_oracle(argc - 2, argv + 2);
     if (strcmp(argv[1], "replay") == 0) return adm_cmd_replay(argc - 2, argv + 2);
     if (strcmp(argv[1], "run") == 0) return adm_cmd_run(argc - 2, argv + 2);
     if (strcmp(argv[1], "table") == 0) return adm_cmd_table(argc - 2, argv + 2);
     if (strcmp(argv[1], "drift") == 0) return adm_cmd_drift(argc - 2, argv + 2);
-    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) return cmd_version();
+    if (strcmp(argv[1], "version") == 0 || strcmp(argv[1], "--version") == 0) {
+        if (argc > 2 && strcmp(argv[2], "--help") && strcmp(argv[2], "-h"))
+            return adm_cli_usage_error("version: unexpected argument '%s'", argv[2]);
+        if (argc > 2) {
+            puts("usage: admit-kernel version\n\nPrints the version and what this build can run (CUDA, the GPU).");
+            return ADM_EXIT_OK;
+        }
+        return cmd_version();
+    }
     fputs(usage, stderr);
     return adm_cli_usage_error("unknown command '%s'", argv[1]);
 }

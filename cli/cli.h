@@ -20,9 +20,13 @@ int adm_cli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)))
 #endif
     ;
+/* The longest line adm_cli_text and adm_cli_usage_error print whole: the
+ * library's longest message (core/status.c: two paths of PATH_MAX bytes with
+ * the field and the reason). */
+#define ADM_CLI_TEXT_MAX 32768
 /* s with control characters and malformed UTF-8 escaped (adm_text_escape),
  * for printing text that came from an input; one of four rotating static
- * buffers of 2 KiB. */
+ * buffers of ADM_CLI_TEXT_MAX bytes. */
 const char *adm_cli_text(const char *s);
 struct option;
 /* getopt_long over a subcommand's arguments (argv[0] is its first
@@ -56,6 +60,15 @@ void adm_cli_report_context(struct adm_report *rep, const char *key, const char 
  * none), and returns the exit code: 1 when a verdict breaks its claim, 2
  * when a file cannot be written. */
 int adm_cli_finish_report(struct adm_report *rep, const char *json, const char *junit, const char *html);
+
+/* The report options of the measuring commands (replay, run, table): the
+ * same spellings and meaning in each, and these lines of their usage. A
+ * claim is a --claim of replay and run, an entry's "declared" in a table. */
+#define ADM_CLI_REPORT_USAGE                                                                      \
+    "  --json FILE        write the full report as JSON\n"                                         \
+    "  --junit FILE       write a JUnit XML report (a failure per violated claim)\n"               \
+    "  --html DIR         write DIR/index.html: what was run, the verdicts, each candidate's detail\n" \
+    "  --strict           exit 1 also when a verdict is stricter than its claim (promotable)\n"
 
 int adm_cmd_capture(int argc, char **argv);
 int adm_cmd_oracle(int argc, char **argv);

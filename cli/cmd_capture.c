@@ -316,9 +316,23 @@ static void print_tensor_row(const char *name, const adm_tensor *t)
            (long long)s.neginf_count);
 }
 
+static const char inspect_usage[] =
+    "usage: admit-kernel capture inspect FILE\n"
+    "\n"
+    "Prints the capture's op, parameters and provenance, and per tensor its dtype,\n"
+    "shape, min, max, p99 of |x|, max/p99 and the counts of NaN and +-Inf.\n"
+    "The file is read by a sandboxed child process (RELIABILITY.md).\n";
+
+static const char validate_usage[] =
+    "usage: admit-kernel capture validate FILE...\n"
+    "\n"
+    "Checks each capture against the format (captures/FORMAT.md) and the op\n"
+    "catalog, and prints one line per valid file. Exit 2 when any is not valid,\n"
+    "with one line naming the file, the dataset or attribute, and why.\n";
+
 /* The operands of inspect and validate: after -h/--help (exit 0 with *first
  * = -1) and `--`; -2 after a usage error. */
-static int files_only(int argc, char **argv, const char *cmd, int *first)
+static int files_only(int argc, char **argv, const char *cmd, const char *help, int *first)
 {
     static const struct option lo[] = {{"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *v;
@@ -326,7 +340,7 @@ static int files_only(int argc, char **argv, const char *cmd, int *first)
     *first = argc;
     while ((ch = adm_cli_getopt(argc, argv, cmd, lo, &v, first)) != -1) {
         if (ch == 'h') {
-            fputs(capture_usage, stdout);
+            fputs(help, stdout);
             *first = -1;
             return ADM_EXIT_OK;
         }
@@ -340,7 +354,7 @@ static int inspect(int argc, char **argv)
 {
     adm_capture *c;
     char name[400];
-    int first, rc = files_only(argc, argv, "capture inspect", &first);
+    int first, rc = files_only(argc, argv, "capture inspect", inspect_usage, &first);
     if (rc != ADM_EXIT_OK || first < 0) return rc;
     argc -= first;
     argv += first;
@@ -397,7 +411,7 @@ static int inspect(int argc, char **argv)
 
 static int validate(int argc, char **argv)
 {
-    int first, rc = files_only(argc, argv, "capture validate", &first);
+    int first, rc = files_only(argc, argv, "capture validate", validate_usage, &first);
     if (rc != ADM_EXIT_OK || first < 0) return rc;
     argc -= first;
     argv += first;

@@ -1,6 +1,7 @@
 /* admit-kernel oracle: evaluate a capture's op exactly, with certified
  * bounds, and optionally store value and bound beside its tensors. */
 #include "cli.h"
+#include "adm_cuda.h"
 #include "adm_oracle.h"
 
 #include <getopt.h>
@@ -24,7 +25,7 @@ static const char oracle_usage[] =
     "  --mpfr-budget T       the most MPFR work, in input terms read (default 2^24,\n"
     "                        ADM_MPFR_BUDGET; 0: no limit); beyond it: exit 2\n"
     "  --threads N           CPU threads (default: all)\n"
-    "  --gpu                 the GEMM-family ops on the GPU (cuBLAS DGEMM), where one is usable\n";
+    "  --gpu                 the GEMM-family ops on the GPU (cuBLAS DGEMM); without a usable GPU: exit 2\n";
 
 /* RMS of (ref - value) over elements where both are finite, and of
  * (round(value) - value) in ref's format: the reference path's error and
@@ -102,6 +103,13 @@ int adm_cmd_oracle(int argc, char **argv)
         }
     }
     if (!path) { fputs(oracle_usage, stderr); return adm_cli_usage_error("oracle: expected a CAPTURE"); }
+    if (cfg.use_gpu) {
+        /* asked for the GPU: none is a refusal, not a quiet run on the CPU */
+        int ndev = 0;
+        if (adm_cuda_device_count(&ndev) != ADM_OK)
+            return adm_cli_usage_error("oracle --gpu: %s (without --gpu the oracle runs on the CPU)",
+                                       adm_error_message());
+    }
     cfg.mpfr_bits = (int)bits;
     cfg.threads = (int)threads;
     if (adm_capture_read_sandboxed(path, NULL, &cap) != ADM_OK || adm_capture_validate(cap) != ADM_OK) { rc = adm_cli_fail(); goto done; }

@@ -11,15 +11,14 @@
 
 static const char replay_usage[] =
     "usage: admit-kernel replay CAPTURE... [--claim NAME=TIER]... [--json FILE] [--junit FILE] [--html DIR]\n"
+    "                                      [--strict] [--mpfr-budget T]\n"
     "\n"
     "Scores every candidate output stored in the captures against the oracle,\n"
     "relative to the stored reference output, and prints one verdict per\n"
     "candidate: exact, lossless or high, with the deciding numbers and why.\n"
     "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
-    "  --json FILE        write the full report as JSON\n"
-    "  --junit FILE       write a JUnit XML report (a failure per violated claim)\n"
-    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
-    "  --html DIR         write DIR/index.html: what was run, the verdicts, each candidate's detail\n";
+    ADM_CLI_REPORT_USAGE
+    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
 
 #define MAX_CLAIMS 64
 
@@ -29,13 +28,13 @@ int adm_cmd_replay(int argc, char **argv)
     char *claim_names[MAX_CLAIMS];
     adm_tier claim_tiers[MAX_CLAIMS];
     int claim_used[MAX_CLAIMS] = {0};
-    int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0;
+    int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0, strict = 0;
     adm_report *rep = NULL;
     {
         static const struct option lo[] = {{"json", required_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
                                            {"html", required_argument, 0, 'H'}, {"claim", required_argument, 0, 'c'},
-                                           {"mpfr-budget", required_argument, 0, 'B'}, {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
+                                           {"mpfr-budget", required_argument, 0, 'B'}, {"strict", no_argument, 0, 's'},
+                                           {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
         while ((ch = adm_cli_getopt(argc, argv, "replay", lo, &v, &first)) != -1) {
@@ -45,6 +44,7 @@ int adm_cmd_replay(int argc, char **argv)
             case 'j': json = v; break;
             case 'u': junit = v; break;
             case 'H': html = v; break;
+            case 's': strict = 1; break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
             case 'c':
                 if (ncl == MAX_CLAIMS) { rc = adm_cli_usage_error("--claim: at most %d claims", MAX_CLAIMS); goto done; }
@@ -65,6 +65,7 @@ int adm_cmd_replay(int argc, char **argv)
     }
     if (nf == 0) { fputs(replay_usage, stderr); rc = adm_cli_usage_error("replay: expected at least one CAPTURE"); goto done; }
     if (adm_report_create("admit-kernel replay", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    adm_report_set_strict(rep, strict);
     {
         char list[2048] = "";
         for (int f = 0; f < nf; f++) {

@@ -23,17 +23,20 @@ static const char run_usage[] =
     "or path.so:name, a kernel of a plugin (candidates/plugin.h).\n"
     "  --reader R         a downstream reader: fp8_e4m3, threshold:T, topk:K\n"
     "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
-    "  --json FILE, --junit FILE\n"
+    ADM_CLI_REPORT_USAGE
     "  --list             the registered implementations\n"
     "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
 
 static const char table_usage[] =
     "usage: admit-kernel table FILE [--strict] [--json F] [--junit F] [--html DIR] [--mpfr-budget T]\n"
     "\n"
-    "Measures every entry of a fusion table (JSON, fusions/dit.json) on its\n"
+    "Measures every entry of a fusion table (JSON, fusions/FORMAT.md) on its\n"
     "captures and compares the measured tier with the declared one: exit 1 when a\n"
     "declared tier is looser than measured (unsafe), and with --strict also when\n"
-    "it is stricter (promotable).\n";
+    "it is stricter (promotable). The whole table is checked before anything is\n"
+    "measured; captures and plugins resolve from the table's folder.\n"
+    ADM_CLI_REPORT_USAGE
+    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
 
 static void list_impls(void)
 {
@@ -49,10 +52,10 @@ static void list_impls(void)
 /* Which part of a table entry an error of measure() comes from. */
 int adm_cmd_run(int argc, char **argv)
 {
-    const char *capture = NULL, *ref = NULL, *cands[32], *json = NULL, *junit = NULL, *reader_text = NULL;
+    const char *capture = NULL, *ref = NULL, *cands[32], *json = NULL, *junit = NULL, *html = NULL, *reader_text = NULL;
     char *claim_names[32];
     adm_tier claim_tiers[32];
-    int nc = 0, ncl = 0, rc = ADM_EXIT_OK;
+    int nc = 0, ncl = 0, rc = ADM_EXIT_OK, strict = 0;
     adm_reader reader;
     adm_report *rep = NULL;
     {
@@ -60,6 +63,7 @@ int adm_cmd_run(int argc, char **argv)
                                            {"reader", required_argument, 0, 'R'}, {"json", required_argument, 0, 'j'},
                                            {"junit", required_argument, 0, 'u'}, {"claim", required_argument, 0, 'C'},
                                            {"list", no_argument, 0, 'l'}, {"mpfr-budget", required_argument, 0, 'B'},
+                                           {"html", required_argument, 0, 'H'}, {"strict", no_argument, 0, 's'},
                                            {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
@@ -76,6 +80,8 @@ int adm_cmd_run(int argc, char **argv)
             case 'R': reader_text = v; break;
             case 'j': json = v; break;
             case 'u': junit = v; break;
+            case 'H': html = v; break;
+            case 's': strict = 1; break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
             case 'C':
                 if (ncl == 32) { rc = adm_cli_usage_error("--claim: at most 32 claims"); goto done; }
@@ -97,6 +103,7 @@ int adm_cmd_run(int argc, char **argv)
     }
     if (adm_reader_parse(reader_text, &reader) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     if (adm_report_create("admit-kernel run", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    adm_report_set_strict(rep, strict);
     adm_cli_report_context(rep, "capture", capture);
     adm_report_set_context(rep, "reference", ref);
     for (int k = 0; k < nc; k++) {
@@ -124,7 +131,7 @@ int adm_cmd_run(int argc, char **argv)
             goto done;
         }
     }
-    rc = adm_cli_finish_report(rep, json, junit, NULL);
+    rc = adm_cli_finish_report(rep, json, junit, html);
 done:
     for (int c = 0; c < ncl; c++) free(claim_names[c]);
     adm_report_free(rep);

@@ -21,9 +21,11 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-/* A limit from the environment: a non-negative integer with an optional
- * K/M/G suffix (powers of 1024, saturating at LLONG_MAX); dflt when the
- * variable is unset, empty or anything else. */
+/* A limit from the environment, parsed by adm_env_i64 (core/env.c: the
+ * variable's range, K/M/G for bytes); dflt when the variable is unset or
+ * empty. The callers' entry points refuse an invalid value first
+ * (adm_env_check), so dflt stands in for one only if the environment
+ * changed in between. */
 int64_t adm_child_env_limit(const char *name, int64_t dflt);
 
 /* 0 when the variable is "0", "off" or "no"; 1 otherwise (unset included). */

@@ -115,6 +115,14 @@ ADM_API adm_status adm_file_open_regular(const char *path, const char *what, int
  * by name: libhdf5, dlopen). */
 ADM_API adm_status adm_file_check_regular(const char *path, const char *what);
 
+/* The ADM_* environment variables the library reads (ADM_SANDBOX_MEMORY,
+ * _CPU, _TIMEOUT; ADM_PLUGIN_MEMORY, _CPU, _TIMEOUT; ADM_CAPTURE_MAX_BYTES;
+ * ADM_MPFR_BUDGET; the switches ADM_SANDBOX and ADM_PLUGIN_SANDBOX), each
+ * checked against its range (RELIABILITY.md, Limits): ADM_OK, or
+ * ADM_ERR_INVALID naming the first invalid variable and its range. The
+ * library refuses to work under an invalid one rather than replace it. */
+ADM_API adm_status adm_env_check(void);
+
 /* A copy of s ("" for NULL), or NULL when out of memory. */
 ADM_API char *adm_strdup(const char *s);
 /* A new temporary file beside path (path.tmp.XXXXXX, the usual mode), open

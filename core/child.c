@@ -1,6 +1,7 @@
 /* Shared by the forked sandboxes: limits from the environment, rlimits in
  * the child, and reaping it (core/adm_child.h). */
 #include "adm_child.h"
+#include "adm_env.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,20 +15,10 @@
 
 int64_t adm_child_env_limit(const char *name, int64_t dflt)
 {
-    const char *e = getenv(name);
-    char *end;
-    long long v;
-    if (!e || !*e) return dflt;
-    errno = 0;
-    v = strtoll(e, &end, 10);
-    if (errno || v < 0 || end == e) return dflt;
-    switch (*end) {
-    case 'K': case 'k': v = v > (LLONG_MAX >> 10) ? LLONG_MAX : v << 10; end++; break;
-    case 'M': case 'm': v = v > (LLONG_MAX >> 20) ? LLONG_MAX : v << 20; end++; break;
-    case 'G': case 'g': v = v > (LLONG_MAX >> 30) ? LLONG_MAX : v << 30; end++; break;
-    default: break;
-    }
-    return *end == '\0' ? (int64_t)v : dflt;
+    int64_t v;
+    /* an invalid value was refused before the child was asked for
+     * (adm_env_check); should one appear since, the default holds */
+    return adm_env_i64(name, dflt, &v) == ADM_OK ? v : dflt;
 }
 
 int adm_child_env_on(const char *name)

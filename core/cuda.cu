@@ -74,12 +74,19 @@ const size_t chunk = (size_t)1 << 26;
 extern "C" adm_status adm_cuda_device_count(int *count)
 {
     cudaError_t e = cudaGetDeviceCount(count);
-    if (e != cudaSuccess || *count < 1) {
-        *count = 0;
-        return ADM_FAIL(ADM_ERR_NO_DEVICE, "no CUDA device: %s",
-                        e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
-    }
-    return ADM_OK;
+    int drv = 0, rt = 0;
+    if (e == cudaSuccess && *count > 0) return ADM_OK;
+    *count = 0;
+    /* The runtime answers "insufficient driver" when there is no driver
+     * at all: a driver version of 0 tells that case from an old driver. */
+    if (e == cudaErrorInsufficientDriver && cudaDriverGetVersion(&drv) == cudaSuccess && drv == 0)
+        return ADM_FAIL(ADM_ERR_NO_DEVICE, "no GPU/driver found (no NVIDIA driver is installed)");
+    if (e == cudaErrorInsufficientDriver && cudaRuntimeGetVersion(&rt) == cudaSuccess)
+        return ADM_FAIL(ADM_ERR_NO_DEVICE, "the NVIDIA driver supports CUDA %d.%d, older than this build's CUDA "
+                        "runtime %d.%d", drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+    if (e == cudaSuccess || e == cudaErrorNoDevice)
+        return ADM_FAIL(ADM_ERR_NO_DEVICE, "no GPU/driver found (the NVIDIA driver sees no device)");
+    return ADM_FAIL(ADM_ERR_NO_DEVICE, "no usable GPU: %s", cudaGetErrorString(e));
 }
 
 extern "C" adm_status adm_cuda_device_name(char *buf, size_t n, int *cc_major, int *cc_minor)

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -160,42 +161,108 @@ adm_status adm_name_check(const char *what, const char *name)
     return ADM_OK;
 }
 
-#define ADM_ERRBUF 1024
+/* Room for two paths of PATH_MAX bytes (a table's and a capture's) with
+ * the field and the reason. A longer message keeps its head (the file and
+ * the field) and its tail (the reason) and loses its middle. */
+#define ADM_ERRBUF 16384
 static _Thread_local struct {
     adm_status code;
     char msg[ADM_ERRBUF];
     char where[256];
 } last_error;
 
+/* s (n bytes, escaped) into last_error.msg: whole when it fits, else half
+ * the room from its head, " [...] ", and the rest from its tail; no cut
+ * inside a UTF-8 sequence. */
+static void set_message(const char *s, size_t n)
+{
+    static const char mark[] = " [...] ";
+    size_t room = ADM_ERRBUF - 1 - (sizeof mark - 1), head = room / 2, tail;
+    if (n < ADM_ERRBUF) {
+        memmove(last_error.msg, s, n);
+        last_error.msg[n] = '\0';
+        return;
+    }
+    while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80) head--;
+    tail = n - (room - head);
+    while (tail < n && ((unsigned char)s[tail] & 0xc0) == 0x80) tail++;
+    memmove(last_error.msg, s, head);
+    memcpy(last_error.msg + head, mark, sizeof mark - 1);
+    memmove(last_error.msg + head + sizeof mark - 1, s + tail, n - tail);
+    last_error.msg[head + sizeof mark - 1 + n - tail] = '\0';
+}
+
+/* raw escaped (adm_text_escape) into last_error.msg by set_message; the
+ * escaped text goes through the heap when it is longer than the buffer. */
+static void set_escaped(const char *raw)
+{
+    char small[ADM_ERRBUF], *big;
+    size_t need = adm_text_escape(small, sizeof small, raw);
+    if (need < sizeof small) {
+        set_message(small, need);
+    } else if ((big = malloc(need + 1))) {
+        adm_text_escape(big, need + 1, raw);
+        set_message(big, need);
+        free(big);
+    } else {
+        set_message(small, strlen(small));
+    }
+}
+
+/* The formatted text: in buf when it fits, else on the heap (*heap, to
+ * free), else what fits. */
+static const char *format(char *buf, size_t cap, char **heap, const char *fmt, va_list ap)
+{
+    va_list again;
+    int n;
+    *heap = NULL;
+    va_copy(again, ap);
+    n = vsnprintf(buf, cap, fmt, ap);
+    if (n >= 0 && (size_t)n >= cap && (*heap = malloc((size_t)n + 1))) vsnprintf(*heap, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return *heap ? *heap : buf;
+}
+
 adm_status adm_error_set(adm_status code, const char *file, int line,
                          const char *fmt, ...)
 {
     va_list ap;
-    char raw[ADM_ERRBUF];
-    last_error.code = code;
+    char raw[ADM_ERRBUF], *heap;
+    const char *text;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    /* formatted before the message changes: an argument may be it */
+    text = format(raw, sizeof raw, &heap, fmt, ap);
     va_end(ap);
-    adm_text_escape(last_error.msg, sizeof last_error.msg, raw);
+    last_error.code = code;
+    set_escaped(text);
+    free(heap);
     snprintf(last_error.where, sizeof last_error.where, "%s:%d", file ? file : "?", line);
     return code;
 }
 
 void adm_error_prefix(const char *fmt, ...)
 {
-    char raw[ADM_ERRBUF], pre[ADM_ERRBUF];
-    size_t np, nold;
+    char raw[ADM_ERRBUF], pre[ADM_ERRBUF], *heap, *big = NULL;
+    const char *text;
+    size_t np, nold = strlen(last_error.msg);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(raw, sizeof raw, fmt, ap);
+    text = format(raw, sizeof raw, &heap, fmt, ap);
     va_end(ap);
-    adm_text_escape(pre, sizeof pre, raw);
-    np = strlen(pre);
-    nold = strlen(last_error.msg);
-    if (np + nold > ADM_ERRBUF - 1) nold = ADM_ERRBUF - 1 - np;
-    memmove(last_error.msg + np, last_error.msg, nold);
-    memcpy(last_error.msg, pre, np);
-    last_error.msg[np + nold] = '\0';
+    np = adm_text_escape(pre, sizeof pre, text);
+    if (np + nold < ADM_ERRBUF) {
+        memmove(last_error.msg + np, last_error.msg, nold + 1);
+        memcpy(last_error.msg, pre, np);
+    } else if ((big = malloc(np + nold + 1))) {
+        /* the whole text on the heap, then its head and tail kept */
+        adm_text_escape(big, np + 1, text);
+        memcpy(big + np, last_error.msg, nold + 1);
+        set_message(big, np + nold);
+    } else {
+        set_message(last_error.msg, nold);
+    }
+    free(big);
+    free(heap);
 }
 
 const char *adm_error_message(void)

@@ -228,7 +228,8 @@ typedef struct adm_measure_result {
  * plugin) with adm_harness_run on each capture: its inputs, probes and
  * views. want_op (or NULL) is the op every capture must carry;
  * params_json (or NULL) overrides each capture's parameters. source names
- * the measurement in messages. */
+ * the measurement in messages. An invalid ADM_* limit in the environment
+ * is refused first (adm_env_check). */
 ADM_API adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
                                        const char *params_json, const char *ref_spec, const char *cand_spec,
                                        const adm_reader *reader, adm_measure_result *out);
@@ -254,15 +255,18 @@ typedef struct adm_table_result {
 /* Called before entry k (1-based) of n is measured; may be NULL. */
 typedef void (*adm_table_progress_fn)(int k, int n, const char *name, void *user);
 
-/* Reads a fusion table (JSON, fusions/dit.json; relative capture paths are
- * relative to the table's folder), checks every entry against the schema
- * (a required field missing, an op not in the catalog, a tier, reader or
- * parameter that does not parse, static declarations that are not the
- * candidate's own: ADM_ERR_JSON naming file:line:column and the field)
- * and measures every entry. A table that does not hold to the schema is
- * refused whole (out holds no entries); an entry whose capture or
- * candidate fails while measuring gets its error and the rest go on. The caller compares each entry's verdict with its declared
- * tier (a declared tier looser than measured is unsafe). */
+/* Reads a fusion table (JSON, fusions/FORMAT.md; relative capture and
+ * plugin paths are relative to the table's folder), checks every entry
+ * against the schema (the format's version, a required field missing, an
+ * op not in the catalog, a tier, reader or parameter that does not parse,
+ * a reference or candidate that does not resolve, static declarations
+ * that are not the candidate's own, a path longer than PATH_MAX:
+ * ADM_ERR_JSON naming file:line:column and the field), then measures every
+ * entry. A table that does not hold to the schema is refused whole, before
+ * anything is measured (out holds no entries); an entry whose capture or
+ * candidate fails while measuring gets its error and the rest go on. The
+ * caller compares each entry's verdict with its declared tier (a declared
+ * tier looser than measured is unsafe). */
 ADM_API adm_status adm_harness_table(const char *path, adm_table_progress_fn progress, void *user, adm_table_result *out);
 ADM_API void adm_table_result_free(adm_table_result *r);
 

@@ -9,7 +9,9 @@
 
 #include <jansson.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,8 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
     adm_measure_result *at = out;
     memset(out, 0, sizeof *out);
     memset(&worst, 0, sizeof worst);
+    /* the sandboxes' limits and the MPFR budget: refused when invalid */
+    ADM_TRY(adm_env_check());
     for (int k = 0; k < ncap; k++) {
         adm_capture *cap = NULL;
         const adm_op *op;
@@ -99,135 +103,201 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
 
 /* ------------------------------------------------------------ the table's schema */
 
-/* Where a field of entry i sits in the JSON text (line, column), for
- * schema errors: jansson keeps no positions, so the text is scanned for
- * the entry's object and the key inside it. */
-static void locate(const char *text, int entry, const char *field, int *line, int *col)
+/* Where things sit in the JSON text, for messages (jansson keeps no
+ * positions). One scan finds where each entry of "fusions" opens; a field
+ * is then looked for inside its entry only, so that the messages of n
+ * entries cost the text's length once, not n times (a table of 100k
+ * entries whose captures cannot be read). */
+typedef struct text_pos {
+    size_t off;
+    int line, col;
+} text_pos;
+
+typedef struct table_text {
+    const char *text;
+    text_pos *entry; /* where entry i's '{' is; off SIZE_MAX: not found */
+    size_t n;        /* json_array_size of "fusions" */
+    int indexed;
+} table_text;
+
+/* The offset just past the string that opens at text[i] ('"'). */
+static size_t skip_string(const char *text, size_t i)
 {
-    int depth = 0, instr = 0, esc = 0, seen = -1, l = 1, c = 1, in_fusions = 0;
-    size_t flen = field ? strlen(field) : 0;
-    *line = 1;
-    *col = 1;
-    for (const char *p = text; *p; p++) {
-        if (instr) {
-            if (esc) esc = 0;
-            else if (*p == '\\') esc = 1;
-            else if (*p == '"') instr = 0;
-        } else if (*p == '"') {
-            if (depth == 1 && !strncmp(p, "\"fusions\"", 9)) in_fusions = 1;
-            if (field && seen == entry && depth == 3 && !strncmp(p + 1, field, flen) && p[1 + flen] == '"') {
+    for (i++; text[i]; i++) {
+        if (text[i] == '\\' && text[i + 1]) i++;
+        else if (text[i] == '"') return i + 1;
+    }
+    return i;
+}
+
+/* 1 when the string that opens at text[i] is an object's key (a ':'
+ * follows it) spelled key (klen bytes, no escapes). */
+static int is_key(const char *text, size_t i, const char *key, size_t klen)
+{
+    size_t e = skip_string(text, i);
+    if (e != i + klen + 2 || strncmp(text + i + 1, key, klen) != 0) return 0;
+    while (text[e] == ' ' || text[e] == '\t' || text[e] == '\n' || text[e] == '\r') e++;
+    return text[e] == ':';
+}
+
+static void advance(const char *text, size_t from, size_t to, int *line, int *col)
+{
+    for (size_t i = from; i < to; i++) {
+        if (text[i] == '\n') { (*line)++; *col = 1; }
+        else (*col)++;
+    }
+}
+
+/* The scan of the whole text, once: where each entry of the top-level
+ * "fusions" array opens. On allocation failure positions read 1:1. */
+static void index_entries(table_text *t)
+{
+    const char *text = t->text;
+    int depth = 0, line = 1, col = 1, in_fusions = 0, after_key = 0;
+    size_t seen = 0, last = 0;
+    t->indexed = 1;
+    if (!t->n || !(t->entry = malloc(t->n * sizeof *t->entry))) return;
+    for (size_t k = 0; k < t->n; k++) t->entry[k].off = SIZE_MAX;
+    for (size_t i = 0; text[i];) {
+        char ch = text[i];
+        if (ch == '"') {
+            after_key = depth == 1 && is_key(text, i, "fusions", 7);
+            i = skip_string(text, i);
+            continue;
+        }
+        if (ch == '{' || ch == '[') {
+            depth++;
+            if (ch == '[' && depth == 2 && after_key) in_fusions = 1;
+            if (ch == '{' && depth == 3 && in_fusions && seen < t->n) {
+                advance(text, last, i, &line, &col);
+                last = i;
+                t->entry[seen].off = i;
+                t->entry[seen].line = line;
+                t->entry[seen].col = col;
+                seen++;
+            }
+        } else if (ch == '}' || ch == ']') {
+            if (depth == 2 && in_fusions) in_fusions = 0;
+            depth--;
+        }
+        if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r' && ch != ':') after_key = 0;
+        i++;
+    }
+}
+
+/* Line and column of entry i's key `field` (up to an index: "captures[2]"
+ * is "captures"), or of the entry itself; 1:1 when not found. */
+static void locate(table_text *t, int entry, const char *field, int *line, int *col)
+{
+    const char *text = t->text;
+    size_t flen = field ? strcspn(field, "[") : 0, i;
+    int depth = 3, l, c;
+    *line = *col = 1;
+    if (!t->indexed) index_entries(t);
+    if (!t->entry || entry < 0 || (size_t)entry >= t->n || t->entry[entry].off == SIZE_MAX) return;
+    *line = l = t->entry[entry].line;
+    *col = c = t->entry[entry].col;
+    if (!field) return;
+    i = t->entry[entry].off + 1;
+    advance(text, i - 1, i, &l, &c);
+    for (; text[i] && depth >= 3;) {
+        size_t from = i;
+        if (text[i] == '"') {
+            if (depth == 3 && is_key(text, i, field, flen)) {
                 *line = l;
                 *col = c;
                 return;
             }
-            instr = 1;
-        } else if (*p == '{' || *p == '[') {
-            depth++;
-            if (*p == '{' && depth == 3 && in_fusions && ++seen == entry) {
-                *line = l;
-                *col = c;
-            }
-        } else if (*p == '}' || *p == ']') {
-            depth--;
+            i = skip_string(text, i);
+        } else {
+            if (text[i] == '{' || text[i] == '[') depth++;
+            else if (text[i] == '}' || text[i] == ']') depth--;
+            i++;
         }
-        if (*p == '\n') { l++; c = 1; }
-        else c++;
+        advance(text, from, i, &l, &c);
     }
 }
 
-static adm_status schema_error(const char *file, const char *text, int entry, const char *field, const char *fmt, ...)
+static adm_status schema_error(const char *file, table_text *t, int entry, const char *field, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))
 #endif
     ;
-static adm_status schema_error(const char *file, const char *text, int entry, const char *field, const char *fmt, ...)
+static adm_status schema_error(const char *file, table_text *t, int entry, const char *field, const char *fmt, ...)
 {
-    char msg[512];
-    int line, col;
+    char *msg = NULL;
+    int line, col, n;
     va_list ap;
+    adm_status st;
+    /* the message may hold another error's message and a path: its whole
+     * length, so that the field and the reason are never cut */
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    {
-        /* the key is the field up to an index ("captures[2]": "captures") */
-        char key[64];
-        snprintf(key, sizeof key, "%s", field ? field : "");
-        key[strcspn(key, "[")] = '\0';
-        locate(text, entry, field ? key : NULL, &line, &col);
+    if (n >= 0 && (msg = malloc((size_t)n + 1))) {
+        va_start(ap, fmt);
+        vsnprintf(msg, (size_t)n + 1, fmt, ap);
+        va_end(ap);
     }
-    return ADM_FAIL(ADM_ERR_JSON, "%s:%d:%d: fusions[%d]%s%s: %s", file, line, col, entry, field ? "." : "",
-                    field ? field : "", msg);
+    locate(t, entry, field, &line, &col);
+    st = ADM_FAIL(ADM_ERR_JSON, "%s:%d:%d: fusions[%d]%s%s: %s", file, line, col, entry, field ? "." : "",
+                  field ? field : "", msg ? msg : "out of memory");
+    free(msg);
+    return st;
 }
 
 static const char *str_field(json_t *e, const char *k) { return json_string_value(json_object_get(e, k)); }
 
 /* An entry's "static" declarations must be the candidate implementation's
  * own: a table cannot declare a precision its kernel does not have. */
-static adm_status check_static(const char *file, const char *text, int i, json_t *st, const char *op, const char *cand)
+static adm_status check_static(const char *file, table_text *t, int i, json_t *st, const adm_impl *im, const char *cand)
 {
-    const adm_impl *im = NULL;
     const char *k;
     json_t *v;
-    adm_status rs = ADM_OK;
     if (!st) return ADM_OK;
-    if (!json_is_object(st)) return schema_error(file, text, i, "static", "must be an object");
-    if ((rs = adm_impl_resolve(op, cand, &im)) != ADM_OK)
-        return schema_error(file, text, i, "candidate", "%s", adm_error_message());
+    if (!json_is_object(st)) return schema_error(file, t, i, "static", "must be an object");
     json_object_foreach(st, k, v) {
         if (!strcmp(k, "accumulator") || !strcmp(k, "operand") || !strcmp(k, "intermediate")) {
             adm_dtype want = !strcmp(k, "accumulator") ? im->decl.accumulator
                              : !strcmp(k, "operand")   ? im->decl.operand : im->decl.intermediate, got;
-            if (!json_is_string(v) || adm_dtype_from_name(json_string_value(v), &got) != ADM_OK) {
-                rs = schema_error(file, text, i, "static", "'%s' must be a dtype name", k);
-                break;
-            }
-            if (got != want) {
-                rs = schema_error(file, text, i, "static", "declares %s %s, but implementation '%s' is %s", k,
-                                  adm_dtype_name(got), cand, adm_dtype_name(want));
-                break;
-            }
+            if (!json_is_string(v) || adm_dtype_from_name(json_string_value(v), &got) != ADM_OK)
+                return schema_error(file, t, i, "static", "'%s' must be a dtype name", k);
+            if (got != want)
+                return schema_error(file, t, i, "static", "declares %s %s, but implementation '%s' is %s", k,
+                                    adm_dtype_name(got), cand, adm_dtype_name(want));
         } else if (!strcmp(k, "transcendental_ulps")) {
-            if (!json_is_number(v) || json_number_value(v) != im->decl.transcendental_ulps) {
-                rs = schema_error(file, text, i, "static", "declares transcendental_ulps %g, but implementation '%s' "
-                                  "is %g", json_number_value(v), cand, im->decl.transcendental_ulps);
-                break;
-            }
+            if (!json_is_number(v) || json_number_value(v) != im->decl.transcendental_ulps)
+                return schema_error(file, t, i, "static", "declares transcendental_ulps %g, but implementation '%s' "
+                                    "is %g", json_number_value(v), cand, im->decl.transcendental_ulps);
         } else if (!strcmp(k, "stable")) {
-            if (!json_is_boolean(v) || json_is_true(v) != (im->decl.stable == 1)) {
-                rs = schema_error(file, text, i, "static", "declares stable %s, but implementation '%s' %s",
-                                  json_is_true(v) ? "true" : "false", cand, im->decl.stable == 1 ? "is" : "is not");
-                break;
-            }
+            if (!json_is_boolean(v) || json_is_true(v) != (im->decl.stable == 1))
+                return schema_error(file, t, i, "static", "declares stable %s, but implementation '%s' %s",
+                                    json_is_true(v) ? "true" : "false", cand, im->decl.stable == 1 ? "is" : "is not");
         } else {
-            rs = schema_error(file, text, i, "static", "unknown key '%s' (accumulator, operand, intermediate, "
-                              "transcendental_ulps, stable)", k);
-            break;
+            return schema_error(file, t, i, "static", "unknown key '%s' (accumulator, operand, intermediate, "
+                                "transcendental_ulps, stable)", k);
         }
     }
-    adm_plugin_free(im);
-    return rs;
+    return ADM_OK;
 }
 
-/* An entry whose candidate is its reference (the same name, or two names
- * of one function) would compare a function with itself: it measures
- * exact by construction and tells the runtime nothing. */
-static adm_status check_distinct(const char *file, const char *text, int i, const char *op, const char *ref,
-                                 const char *cand)
+/* An entry whose candidate is its reference (the same spelling, or two
+ * names of one function) would compare a function with itself: it
+ * measures exact by construction and tells the runtime nothing. */
+static adm_status check_distinct(const char *file, table_text *t, int i, const char *ref, const adm_impl *r,
+                                 const char *cand, const adm_impl *c)
 {
-    const adm_impl *r = NULL, *c = NULL;
-    int same = !strcmp(ref, cand);
-    if (!same && adm_impl_resolve(op, ref, &r) == ADM_OK && adm_impl_resolve(op, cand, &c) == ADM_OK)
-        same = strcmp(r->backend, "plugin") && strcmp(c->backend, "plugin") && r->run == c->run;
-    adm_plugin_free(r);
-    adm_plugin_free(c);
-    adm_error_clear();
+    int same = !strcmp(ref, cand) || (strcmp(r->backend, "plugin") && strcmp(c->backend, "plugin") && r->run == c->run);
     if (same)
-        return schema_error(file, text, i, "candidate", "'%s' is the reference '%s' itself: the entry would compare "
+        return schema_error(file, t, i, "candidate", "'%s' is the reference '%s' itself: the entry would compare "
                             "a function with itself", cand, ref);
     return ADM_OK;
 }
 
 /* ------------------------------------------------------------ the fusion table */
+
+/* The format's version this reader knows (fusions/FORMAT.md). */
+#define TABLE_VERSION 1
 
 void adm_table_result_free(adm_table_result *r)
 {
@@ -242,160 +312,297 @@ void adm_table_result_free(adm_table_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* An entry once it has passed the schema: what measuring it needs. The
+ * strings point into the parsed JSON, except the resolved paths. */
+typedef struct plan {
+    const char *name, *op, *ref, *cand;
+    char *ref_spec, *cand_spec;  /* a plugin's path resolved from the table's folder */
+    char *ptext;                 /* "params", compact JSON; NULL: the captures' own */
+    char *cpaths[16];
+    int ncap;
+    adm_tier declared;
+    adm_reader reader;
+} plan;
+
+static void plan_free(plan *p)
+{
+    free(p->ref_spec);
+    free(p->cand_spec);
+    free(p->ptext);
+    for (int k = 0; k < p->ncap; k++) free(p->cpaths[k]);
+}
+
+/* dir/rel, or rel itself when it is absolute; NULL when the result is
+ * longer than a path can be (PATH_MAX) or memory runs out (*too_long
+ * says which). */
+static char *join_path(const char *dir, const char *rel, size_t *len)
+{
+    int abs = rel[0] == '/';
+    size_t n = (abs ? 0 : strlen(dir) + 1) + strlen(rel);
+    char *out;
+    *len = n;
+    if (n >= PATH_MAX || !(out = malloc(n + 1))) return NULL;
+    snprintf(out, n + 1, "%s%s%s", abs ? "" : dir, abs ? "" : "/", rel);
+    return out;
+}
+
+/* A "reference" or "candidate" that names a plugin (path.so:name, as
+ * adm_impl_resolve tells them) resolves its path from the table's folder,
+ * as captures do; a registered name stays as it is. */
+static adm_status resolve_spec(const char *file, table_text *t, int i, const char *field, const char *dir,
+                               const char *spec, char **out)
+{
+    const char *colon = strrchr(spec, ':');
+    size_t len;
+    *out = NULL;
+    if (!(colon && strstr(spec, ".so")) || spec[0] == '/') {
+        if (!(*out = adm_strdup(spec))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        return ADM_OK;
+    }
+    if (!(*out = join_path(dir, spec, &len))) {
+        if (len >= PATH_MAX)
+            return schema_error(file, t, i, field, "the plugin's path, from the table's folder, is %zu bytes: longer "
+                                "than a path can be (PATH_MAX %d)", len, PATH_MAX);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    return ADM_OK;
+}
+
+/* Entry i against the schema; *p holds what measuring it needs. Resolves
+ * (loads) the reference and the candidate, so that an unknown name or a
+ * plugin that cannot load is a schema error, found before anything is
+ * measured. */
+static adm_status check_entry(const char *file, table_text *t, const char *dir, int i, json_t *e, plan *p)
+{
+    json_t *caps, *params;
+    const char *decl_s, *reader_s;
+    const adm_op *op;
+    const adm_impl *r = NULL, *c = NULL;
+    adm_status st;
+    memset(p, 0, sizeof *p);
+    if (!json_is_object(e)) return schema_error(file, t, i, NULL, "must be an object");
+    {
+        /* a misspelt optional key ("param") would silently not apply */
+        static const char *const known[] = {"name", "description", "op", "reference", "candidate", "declared",
+                                            "captures", "params", "reader", "static", "sites"};
+        const char *k;
+        json_t *v;
+        json_object_foreach(e, k, v) {
+            size_t j = 0;
+            while (j < sizeof known / sizeof known[0] && strcmp(k, known[j])) j++;
+            if (j == sizeof known / sizeof known[0])
+                return schema_error(file, t, i, k, "not a key of an entry (name, description, op, reference, "
+                                    "candidate, declared, captures, params, reader, static, sites; fusions/FORMAT.md)");
+        }
+    }
+    p->name = str_field(e, "name");
+    p->op = str_field(e, "op");
+    p->ref = str_field(e, "reference");
+    p->cand = str_field(e, "candidate");
+    decl_s = str_field(e, "declared");
+    reader_s = str_field(e, "reader");
+    caps = json_object_get(e, "captures");
+    params = json_object_get(e, "params");
+    {
+        static const char *req[] = {"name", "op", "reference", "candidate", "declared"};
+        const char *vals[] = {p->name, p->op, p->ref, p->cand, decl_s};
+        for (int k = 0; k < 5; k++)
+            if (!vals[k]) return schema_error(file, t, i, req[k], "required, a string");
+    }
+    if (adm_name_check("entry name", p->name) != ADM_OK)
+        return schema_error(file, t, i, "name", "%s", adm_error_message());
+    if (!(op = adm_op_find(p->op))) return schema_error(file, t, i, "op", "'%s' is not in the catalog", p->op);
+    if (adm_tier_from_name(decl_s, &p->declared) != ADM_OK)
+        return schema_error(file, t, i, "declared", "'%s' is not exact, lossless or high", decl_s);
+    if (json_object_get(e, "reader") && !reader_s) return schema_error(file, t, i, "reader", "must be a string");
+    if (adm_reader_parse(reader_s, &p->reader) != ADM_OK)
+        return schema_error(file, t, i, "reader", "%s", adm_error_message());
+    if (!json_is_array(caps) || json_array_size(caps) == 0 || json_array_size(caps) > 16)
+        return schema_error(file, t, i, "captures", "must be an array of 1 to 16 paths");
+    if (params && !json_is_object(params)) return schema_error(file, t, i, "params", "must be an object");
+    for (size_t k = 0; k < json_array_size(caps); k++) {
+        const char *cp = json_string_value(json_array_get(caps, k));
+        char label[32];
+        size_t len;
+        snprintf(label, sizeof label, "captures[%zu]", k);
+        if (!cp || !*cp) return schema_error(file, t, i, label, "must be a path (a non-empty string)");
+        if (!(p->cpaths[k] = join_path(dir, cp, &len))) {
+            if (len >= PATH_MAX)
+                return schema_error(file, t, i, label, "the path, from the table's folder, is %zu bytes: longer "
+                                    "than a path can be (PATH_MAX %d)", len, PATH_MAX);
+            return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        }
+        p->ncap++;
+    }
+    if (params) {
+        adm_op_params pp;
+        if (!(p->ptext = json_dumps(params, JSON_COMPACT))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        if (adm_op_params_parse(op, p->ptext, &pp) != ADM_OK)
+            return schema_error(file, t, i, "params", "%s", adm_error_message());
+    }
+    ADM_TRY(resolve_spec(file, t, i, "reference", dir, p->ref, &p->ref_spec));
+    ADM_TRY(resolve_spec(file, t, i, "candidate", dir, p->cand, &p->cand_spec));
+    if (adm_impl_resolve(p->op, p->ref_spec, &r) != ADM_OK)
+        return schema_error(file, t, i, "reference", "entry '%s': %s", p->name, adm_error_message());
+    if (adm_impl_resolve(p->op, p->cand_spec, &c) != ADM_OK) {
+        st = schema_error(file, t, i, "candidate", "entry '%s': %s", p->name, adm_error_message());
+        adm_plugin_free(r);
+        return st;
+    }
+    st = check_static(file, t, i, json_object_get(e, "static"), c, p->cand);
+    if (st == ADM_OK) st = check_distinct(file, t, i, p->ref, r, p->cand, c);
+    adm_plugin_free(r);
+    adm_plugin_free(c);
+    return st;
+}
+
+/* Measures an entry that passed the schema into te. Whatever fails here
+ * (a capture that cannot be read, parameters its inputs cannot satisfy, a
+ * plugin that crashes) fails this entry only. */
+static adm_status measure_entry(const char *file, table_text *t, int i, const plan *p, adm_table_entry *te)
+{
+    adm_measure_result mr;
+    memset(te, 0, sizeof *te);
+    if (adm_harness_measure(p->name, p->op, (const char *const *)p->cpaths, p->ncap, p->ptext, p->ref_spec,
+                            p->cand_spec, &p->reader, &mr) != ADM_OK) {
+        adm_status ms = adm_error_code();
+        char label[32], *msg = adm_strdup(adm_error_message());
+        if (!msg) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        if (mr.field && !strcmp(mr.field, "captures")) snprintf(label, sizeof label, "captures[%d]", mr.capture);
+        else snprintf(label, sizeof label, "%s", mr.field ? mr.field : "");
+        schema_error(file, t, i, mr.field ? label : NULL, "entry '%s': %s", p->name, msg);
+        free(msg);
+        if (!(te->error = adm_strdup(adm_error_message()))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        te->error_status = ms == ADM_OK ? ADM_ERR_INTERNAL : ms;
+    }
+    te->name = adm_strdup(p->name);
+    te->op = adm_strdup(p->op);
+    te->candidate = adm_strdup(p->cand);
+    te->declared = p->declared;
+    if (!te->error) {
+        te->verdict = mr.verdict;
+        te->mpfr_refined = mr.mpfr_refined;
+    }
+    if (!te->name || !te->op || !te->candidate) {
+        free(te->name);
+        free(te->op);
+        free(te->candidate);
+        free(te->error);
+        memset(te, 0, sizeof *te);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    return ADM_OK;
+}
+
+/* The table's text, at most 16 MiB, NUL-terminated. */
+static adm_status read_text(const char *file, char **out)
+{
+    int fd;
+    int64_t len;
+    FILE *f;
+    char *text;
+    *out = NULL;
+    ADM_TRY(adm_file_open_regular(file, "the fusion table", &fd, &len));
+    if (len > (1 << 24) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return ADM_FAIL(ADM_ERR_IO, "%s: cannot read the fusion table (at most 16 MiB)", file);
+    }
+    if (!(text = calloc((size_t)len + 1, 1)) || fread(text, 1, (size_t)len, f) != (size_t)len) {
+        fclose(f);
+        free(text);
+        return ADM_FAIL(ADM_ERR_IO, "%s: cannot read the fusion table (at most 16 MiB)", file);
+    }
+    fclose(f);
+    *out = text;
+    return ADM_OK;
+}
+
+/* "admit_fusion_table": the format's version; absent reads as 1. */
+static adm_status check_version(const char *file, json_t *root)
+{
+    json_t *v = json_object_get(root, "admit_fusion_table");
+    if (!v) return ADM_OK;
+    if (!json_is_integer(v))
+        return ADM_FAIL(ADM_ERR_JSON, "%s: field 'admit_fusion_table' must be an integer, the table format's "
+                        "version (%d; fusions/FORMAT.md)", file, TABLE_VERSION);
+    if (json_integer_value(v) != TABLE_VERSION)
+        return ADM_FAIL(ADM_ERR_VERSION, "%s: field 'admit_fusion_table': the table is format version %lld; this "
+                        "admit reads version %d (fusions/FORMAT.md)", file, (long long)json_integer_value(v),
+                        TABLE_VERSION);
+    return ADM_OK;
+}
+
 adm_status adm_harness_table(const char *file, adm_table_progress_fn progress, void *user, adm_table_result *out)
 {
     adm_status st = ADM_OK;
     json_t *root = NULL, *fus;
     json_error_t err;
-    char *text = NULL, dir[1024];
-    FILE *f;
+    char *text = NULL, *dir = NULL;
+    table_text tt;
+    plan *plans = NULL;
+    size_t n = 0, nplans = 0;
     memset(out, 0, sizeof *out);
+    memset(&tt, 0, sizeof tt);
+    ADM_TRY(read_text(file, &text));
     {
-        int fd;
-        int64_t len;
-        if (adm_file_open_regular(file, "the fusion table", &fd, &len) != ADM_OK) return adm_error_code();
-        if (len > (1 << 24) || !(f = fdopen(fd, "rb"))) {
-            close(fd);
-            return ADM_FAIL(ADM_ERR_IO, "%s: cannot read the fusion table (at most 16 MiB)", file);
-        }
-        if (!(text = calloc((size_t)len + 1, 1)) || fread(text, 1, (size_t)len, f) != (size_t)len) {
-            fclose(f);
-            free(text);
-            return ADM_FAIL(ADM_ERR_IO, "%s: cannot read the fusion table (at most 16 MiB)", file);
-        }
-        fclose(f);
-    }
-    {
-        char tmp[1024];
-        snprintf(tmp, sizeof tmp, "%s", file);
-        snprintf(dir, sizeof dir, "%s", dirname(tmp));
+        /* dirname may change its argument */
+        char *tmp = adm_strdup(file);
+        dir = tmp ? adm_strdup(dirname(tmp)) : NULL;
+        free(tmp);
+        if (!dir) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
     }
     root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
     if (!root) {
         st = ADM_FAIL(ADM_ERR_JSON, "%s:%d:%d: not valid JSON: %s", file, err.line, err.column, err.text);
         goto done;
     }
+    if (!json_is_object(root)) {
+        st = ADM_FAIL(ADM_ERR_JSON, "%s: a fusion table is a JSON object (fusions/FORMAT.md)", file);
+        goto done;
+    }
+    if ((st = check_version(file, root)) != ADM_OK) goto done;
+    {
+        const char *k;
+        json_t *v;
+        json_object_foreach(root, k, v) {
+            if (strcmp(k, "admit_fusion_table") && strcmp(k, "description") && strcmp(k, "fusions")) {
+                st = ADM_FAIL(ADM_ERR_JSON, "%s: unknown field '%s' (admit_fusion_table, description, fusions; "
+                              "fusions/FORMAT.md)", file, k);
+                goto done;
+            }
+        }
+    }
     fus = json_object_get(root, "fusions");
     if (!json_is_array(fus) || json_array_size(fus) == 0) {
         st = ADM_FAIL(ADM_ERR_JSON, "%s: field 'fusions' must be a non-empty array of entries", file);
         goto done;
     }
-    out->entries = calloc(json_array_size(fus), sizeof *out->entries);
-    if (!out->entries) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
-    for (size_t i = 0; i < json_array_size(fus); i++) {
-        json_t *e = json_array_get(fus, i), *caps, *params;
-        const char *name, *opname, *ref, *cand, *decl_s, *reader_s, *cpaths[16];
-        char cbuf[16][2100], *ptext = NULL;
-        adm_tier declared;
-        adm_reader reader;
-        int ncap;
-        const adm_op *op;
-        if (!json_is_object(e)) { st = (schema_error(file, text, (int)i, NULL, "must be an object")); goto done; }
-        name = str_field(e, "name");
-        opname = str_field(e, "op");
-        ref = str_field(e, "reference");
-        cand = str_field(e, "candidate");
-        decl_s = str_field(e, "declared");
-        reader_s = str_field(e, "reader");
-        caps = json_object_get(e, "captures");
-        params = json_object_get(e, "params");
-        {
-            static const char *req[] = {"name", "op", "reference", "candidate", "declared"};
-            const char *vals[] = {name, opname, ref, cand, decl_s};
-            for (int r = 0; r < 5; r++)
-                if (!vals[r]) {
-                    st = (schema_error(file, text, (int)i, req[r], "required, a string"));
-                    goto done;
-                }
-        }
-        if (adm_name_check("entry name", name) != ADM_OK) {
-            st = (schema_error(file, text, (int)i, "name", "%s", adm_error_message()));
-            goto done;
-        }
-        if (!(op = adm_op_find(opname))) {
-            st = (schema_error(file, text, (int)i, "op", "'%s' is not in the catalog", opname));
-            goto done;
-        }
-        if (adm_tier_from_name(decl_s, &declared) != ADM_OK) {
-            st = (schema_error(file, text, (int)i, "declared", "'%s' is not exact, lossless or high", decl_s));
-            goto done;
-        }
-        if (adm_reader_parse(reader_s, &reader) != ADM_OK) {
-            st = (schema_error(file, text, (int)i, "reader", "%s", adm_error_message()));
-            goto done;
-        }
-        if (!json_is_array(caps) || json_array_size(caps) == 0 || json_array_size(caps) > 16) {
-            st = (schema_error(file, text, (int)i, "captures", "must be an array of 1 to 16 paths"));
-            goto done;
-        }
-        if (params && !json_is_object(params)) {
-            st = (schema_error(file, text, (int)i, "params", "must be an object"));
-            goto done;
-        }
-        ncap = (int)json_array_size(caps);
-        for (int k = 0; k < ncap; k++) {
-            const char *cp = json_string_value(json_array_get(caps, (size_t)k));
-            if (!cp) { st = (schema_error(file, text, (int)i, "captures", "entry %d is not a string", k)); goto done; }
-            snprintf(cbuf[k], sizeof cbuf[k], "%s%s%s", cp[0] == '/' ? "" : dir, cp[0] == '/' ? "" : "/", cp);
-            cpaths[k] = cbuf[k];
-        }
-        if ((st = check_static(file, text, (int)i, json_object_get(e, "static"), opname, cand)) != ADM_OK) goto done;
-        if ((st = check_distinct(file, text, (int)i, opname, ref, cand)) != ADM_OK) goto done;
-        if (params) ptext = json_dumps(params, JSON_COMPACT);
-        if (progress) progress((int)i + 1, (int)json_array_size(fus), name, user);
-        {
-            adm_op_params pp;
-            if (ptext && adm_op_params_parse(op, ptext, &pp) != ADM_OK) {
-                st = (schema_error(file, text, (int)i, "params", "%s", adm_error_message()));
-                free(ptext);
-                goto done;
-            }
-        }
-        {
-            adm_measure_result mr;
-            adm_table_entry *te = &out->entries[out->n];
-            adm_status ms;
-            memset(te, 0, sizeof *te);
-            if ((ms = adm_harness_measure(name, opname, cpaths, ncap, ptext, ref, cand, &reader, &mr)) != ADM_OK) {
-                char label[64], msg[1024];
-                snprintf(msg, sizeof msg, "%s", adm_error_message());
-                if (mr.field && !strcmp(mr.field, "captures")) snprintf(label, sizeof label, "captures[%d]", mr.capture);
-                else snprintf(label, sizeof label, "%s", mr.field ? mr.field : "");
-                st = schema_error(file, text, (int)i, mr.field ? label : NULL, "entry '%s': %s", name, msg);
-                /* a capture that cannot be read or measured (corrupt, a
-                 * crash inside libhdf5 or a plugin) fails its entry only */
-                if (mr.field && !strcmp(mr.field, "captures")) {
-                    te->error = adm_strdup(adm_error_message());
-                    te->error_status = ms;
-                    st = te->error ? ADM_OK : ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-                }
-                if (st != ADM_OK) {
-                    free(ptext);
-                    goto done;
-                }
-            }
-            te->name = adm_strdup(name);
-            te->op = adm_strdup(opname);
-            te->candidate = adm_strdup(cand);
-            if (!te->name || !te->op || !te->candidate) {
-                free(te->name);
-                free(te->op);
-                free(te->candidate);
-                free(te->error);
-                free(ptext);
-                st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-            te->declared = declared;
-            te->verdict = mr.verdict;
-            te->mpfr_refined = mr.mpfr_refined;
-            out->n++;
-        }
-        free(ptext);
+    n = json_array_size(fus);
+    if (n > INT_MAX / 2) { st = ADM_FAIL(ADM_ERR_JSON, "%s: field 'fusions' has too many entries", file); goto done; }
+    tt.text = text;
+    tt.n = n;
+    plans = calloc(n, sizeof *plans);
+    out->entries = calloc(n, sizeof *out->entries);
+    if (!plans || !out->entries) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+    /* The whole table against its schema first: a table that breaks it
+     * is refused before anything is measured. */
+    for (size_t i = 0; i < n; i++) {
+        st = check_entry(file, &tt, dir, (int)i, json_array_get(fus, i), &plans[i]);
+        nplans = i + 1;
+        if (st != ADM_OK) goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (progress) progress((int)i + 1, (int)n, plans[i].name, user);
+        if ((st = measure_entry(file, &tt, (int)i, &plans[i], &out->entries[i])) != ADM_OK) goto done;
+        out->n++;
     }
 done:
+    for (size_t i = 0; i < nplans; i++) plan_free(&plans[i]);
+    free(plans);
+    free(tt.entry);
     json_decref(root);
     free(text);
+    free(dir);
     if (st != ADM_OK) adm_table_result_free(out);
     return st;
 }

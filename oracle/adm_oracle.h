@@ -41,7 +41,9 @@ typedef struct adm_oracle_config {
      * recomputed with MPFR costs the number of input terms it reads: K for
      * a GEMM, the row for a norm; a GEMM element re-bounded in fp64 costs
      * K / 32). 0: no limit. Default ADM_MPFR_BUDGET_DEFAULT, or
-     * ADM_MPFR_BUDGET in the environment. Counted, not timed, so the same
+     * ADM_MPFR_BUDGET in the environment (adm_oracle_config_default; an
+     * invalid one leaves -1, which adm_oracle_create refuses naming the
+     * variable). Counted, not timed, so the same
      * capture gets the same outcome on every machine and thread count. */
     int64_t mpfr_budget;
 } adm_oracle_config;

@@ -1,5 +1,6 @@
 /* The oracle: dispatch, the sharpness refinement, results. */
 #include "oracle_internal.h"
+#include "adm_env.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -78,16 +79,9 @@ void adm_oracle_config_default(adm_oracle_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->sharpness = 1e-3;
     cfg->mpfr_bits = 256;
-    cfg->mpfr_budget = ADM_MPFR_BUDGET_DEFAULT;
-    {
-        const char *e = getenv("ADM_MPFR_BUDGET");
-        char *end;
-        long long v;
-        if (e && *e) {
-            v = strtoll(e, &end, 10);
-            if (*end == '\0' && v >= 0) cfg->mpfr_budget = v;
-        }
-    }
+    /* an invalid ADM_MPFR_BUDGET makes an invalid configuration, which
+     * adm_oracle_create refuses naming the variable */
+    if (adm_env_i64("ADM_MPFR_BUDGET", ADM_MPFR_BUDGET_DEFAULT, &cfg->mpfr_budget) != ADM_OK) cfg->mpfr_budget = -1;
 }
 
 adm_status adm_oracle_create(const adm_oracle_config *cfg, adm_oracle **out)
@@ -95,6 +89,7 @@ adm_status adm_oracle_create(const adm_oracle_config *cfg, adm_oracle **out)
     adm_oracle *o;
     adm_oracle_config d;
     if (!cfg) { adm_oracle_config_default(&d); cfg = &d; }
+    if (cfg->mpfr_budget < 0) ADM_TRY(adm_env_check());
     if (!(cfg->resolve_scale >= 0) || !(cfg->sharpness > 0) || cfg->mpfr_bits < 64 || cfg->mpfr_bits > 65536 ||
         cfg->threads < 0 || cfg->mpfr_budget < 0)
         return ADM_FAIL(ADM_ERR_INVALID, "oracle: bad configuration (resolve_scale %g, sharpness %g, mpfr_bits %d, "

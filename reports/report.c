@@ -238,7 +238,7 @@ void adm_report_print(const adm_report *r, FILE *f)
         int first = 1;
         char src[256], cand[256], note[256], lead[64];
         if (row->error) {
-            char msg[2048];
+            char msg[32768]; /* the library's longest message, whole (core/status.c) */
             adm_text_escape(src, sizeof src, base(row->source));
             adm_text_escape(cand, sizeof cand, row->candidate);
             adm_text_escape(msg, sizeof msg, row->error);

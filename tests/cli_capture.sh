@@ -78,8 +78,8 @@ expect 2 "$work/-odd.h5: cannot open" -- "$admit" capture validate -- "$work/-od
 expect 2 "capture validate: unknown option '--frob'" -- "$admit" capture validate --frob "$work/eq.h5"
 expect 2 "capture inspect: unknown option '-x'" -- "$admit" capture inspect -x "$work/eq.h5"
 for sub in synth inspect validate; do
-    expect 0 "usage: admit-kernel capture synth" -- "$admit" capture $sub -h
-    expect 0 "usage: admit-kernel capture synth" -- "$admit" capture $sub --help
+    expect 0 "usage: admit-kernel capture $sub" -- "$admit" capture $sub -h
+    expect 0 "usage: admit-kernel capture $sub" -- "$admit" capture $sub --help
 done
 expect 0 "usage: admit-kernel capture synth" -- "$admit" capture -h
 
