@@ -315,14 +315,29 @@ ADM_API adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, con
 /* Measuring on captures, and a runtime's fusion table (harness/table.c) */
 /* ------------------------------------------------------------------ */
 
+/* One capture's verdict in brief: the rows a pooled verdict is made of. */
+typedef struct adm_capture_summary {
+    adm_tier tier;
+    int64_t n;
+    double rms_ratio, max_ratio_judged, ulp_ratio;
+    double lean;            /* the paired difference of the signed mean, in units of that capture's D */
+    double lean_detect;     /* the smallest lean that capture alone would reject */
+} adm_capture_summary;
+
 typedef struct adm_measure_result {
-    adm_verdict verdict;    /* the worst over the captures: by tier, then RMS ratio */
+    /* judged on the pooled evidence of all the captures (adm_verdict_pool_add,
+     * _finish): many layers and steps of one fusion add up */
+    adm_verdict verdict;
     int64_t mpfr_refined;   /* oracle elements recomputed with MPFR, over the captures */
     const char *field;      /* on failure, the input at fault: "captures", "params", "reference" or
                                "candidate"; NULL: none */
     int capture;            /* and for "captures", which one */
     int in_run;             /* 1: it failed while the implementations ran (a plugin's crash) */
+    int ncaptures;          /* each capture's own verdict in brief, owned: adm_measure_result_free */
+    adm_capture_summary *per_capture;
 } adm_measure_result;
+ADM_API void adm_measure_result_free(adm_measure_result *r);
+ADM_API void adm_capture_summary_of(const adm_verdict *v, adm_capture_summary *s);
 
 /* Judges cand_spec against ref_spec (registry names, or path.so:name for a
  * plugin) with adm_harness_run on each capture: its inputs, probes and

@@ -604,34 +604,37 @@ void adm_h_decide_tier(adm_verdict *v)
 void adm_verdict_pool_add(adm_verdict *acc, const adm_verdict *one, const char *label)
 {
     static const int kept[] = {ADM_GATE_SPECIAL, ADM_GATE_STRIDES, ADM_GATE_STATIC, ADM_GATE_EXACT};
-    int first = acc->ev.captures == 0;
-    if (first) {
-        for (int g = 1; g < ADM_GATE_COUNT; g++) {
-            acc->gate[g] = one->gate[g];
-            acc->gate[g].passed = 1;
-            acc->gate[g].reason[0] = '\0';
+    if (acc->ev.captures == 0) {
+        /* the first capture's verdict whole: a pool of one is that verdict */
+        *acc = *one;
+        memset(&acc->ev, 0, sizeof acc->ev);
+        for (size_t i = 0; i < sizeof kept / sizeof kept[0] && label; i++) {
+            adm_gate_outcome *g = &acc->gate[kept[i]];
+            if (g->passed) continue;
+            g->passed = 1;
+            adm_h_fail_gate(acc, kept[i], "%s: %s", label, one->gate[kept[i]].reason);
         }
-        acc->oracle_certified = one->oracle_certified;
-        acc->oracle_assumption = one->oracle_assumption;
-    }
-    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
-        int g = kept[i];
-        if (!one->gate[g].applicable) {
-            if (first) snprintf(acc->gate[g].reason, sizeof acc->gate[g].reason, "%s", one->gate[g].reason);
-            continue;
+    } else {
+        for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+            int g = kept[i];
+            if (!one->gate[g].applicable) continue;
+            if (!acc->gate[g].applicable) { /* the first capture where it applies */
+                acc->gate[g].applicable = 1;
+                acc->gate[g].passed = 1;
+                acc->gate[g].reason[0] = '\0';
+            }
+            if (!one->gate[g].passed && acc->gate[g].passed)
+                adm_h_fail_gate(acc, g, "%s%s%s", label ? label : "", label ? ": " : "", one->gate[g].reason);
         }
-        acc->gate[g].applicable = 1;
-        if (!one->gate[g].passed && acc->gate[g].passed)
-            adm_h_fail_gate(acc, g, "%s%s%s", label ? label : "", label ? ": " : "", one->gate[g].reason);
-    }
-    /* a capture the reader was declared for */
-    if (one->gate[ADM_GATE_FLIP].applicable) acc->gate[ADM_GATE_FLIP].applicable = 1;
-    if (!one->oracle_certified) acc->oracle_certified = 0;
-    if (one->oracle_assumption && !acc->oracle_assumption) acc->oracle_assumption = one->oracle_assumption;
-    acc->max_bound = fmax(acc->max_bound, one->max_bound);
-    for (int k = 0; k < ADM_HIST_BINS; k++) {
-        acc->hist_r[k] += one->hist_r[k];
-        acc->hist_c[k] += one->hist_c[k];
+        /* a capture the reader was declared for */
+        if (one->gate[ADM_GATE_FLIP].applicable) acc->gate[ADM_GATE_FLIP].applicable = 1;
+        if (!one->oracle_certified) acc->oracle_certified = 0;
+        if (one->oracle_assumption && !acc->oracle_assumption) acc->oracle_assumption = one->oracle_assumption;
+        acc->max_bound = fmax(acc->max_bound, one->max_bound);
+        for (int k = 0; k < ADM_HIST_BINS; k++) {
+            acc->hist_r[k] += one->hist_r[k];
+            acc->hist_c[k] += one->hist_c[k];
+        }
     }
     evidence_pool(&acc->ev, &one->ev);
 }
