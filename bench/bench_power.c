@@ -10,8 +10,9 @@
  * one-rounding path (the oracle rounded to fp32, then to bf16); the lean
  * is added before its last rounding, as a kernel's would be. For the
  * fp32 row sum it is the warp-order sum (a reassociation of the
- * reference's pairwise tree, weakly paired with it) with the lean added to
- * its fp32 result and rounded again. Leans: shift (a constant), nudge (+k
+ * reference's pairwise tree, weakly paired with it): its value before the
+ * last rounding is its fp32 result plus a uniform position inside that
+ * rounding's interval, and the lean is added there. Leans: shift (a constant), nudge (+k
  * of an output ulp before rounding), round-up (a fraction of the elements
  * rounded toward +inf), gain (x (1 + eps)), channel (+-eps on alternate
  * channels: zero global mean) and token gain (x (1 +- eps) on alternate
@@ -190,14 +191,24 @@ static void make_candidate(const sample *s, int op, int kind, double g, uint64_t
     if (adm_tensor_alloc(c, dt, s->ref.ndim, s->ref.shape) != ADM_OK) die("alloc");
     for (int64_t i = 0; i < m; i++) {
         int64_t row = i / s->N, ch = i % s->N;
-        double pre = op == OP_ROW_SUM ? adm_tensor_get(&s->base, i) : (double)(float)o[i], y = pre;
+        double pre, y;
         adm_round mode = ADM_RNE;
+        if (op == OP_ROW_SUM) {
+            /* the warp-order sum before its last rounding: its fp32 result
+             * plus where in that rounding's interval it fell (uniform,
+             * from the seed), so that a lean below half an ulp moves the
+             * rounding as it would in the kernel */
+            double w = adm_tensor_get(&s->base, i), u = adm_format_ulp(dt, w);
+            pre = w + ((double)(mix(seed * 7777 + (uint64_t)i + 5) >> 11) * 0x1p-53 - 0.5) * u;
+        } else {
+            pre = (double)(float)o[i];
+        }
+        y = pre;
         switch (kind) {
         case L_SHIFT: y = pre + g * s->D; break;
         case L_NUDGE: y = pre + g * adm_format_ulp(dt, pre); break;
         case L_ROUNDUP:
             if ((double)(mix(seed * 1000003u + (uint64_t)i) >> 11) * 0x1p-53 < g) mode = ADM_RUP;
-            if (op == OP_ROW_SUM && mode == ADM_RUP) y = pre + 0.5 * adm_format_ulp(dt, pre); /* one ulp up */
             break;
         case L_GAIN: y = pre * (1.0 + g * s->D / s->orms); break;
         case L_CHANNEL: y = pre + (ch % 2 ? -1.0 : 1.0) * g * s->D; break;

@@ -302,6 +302,14 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
     return ADM_OK;
 }
 
+#ifdef ADM_MUTATION
+int adm_h_mutant(const char *name)
+{
+    const char *m = getenv("ADM_MUTANT");
+    return m && !strcmp(m, name);
+}
+#endif
+
 /* ------------------------------------------------------------ pooling */
 
 static void mom_pool(adm_moments *a, const adm_moments *b)
@@ -398,10 +406,18 @@ static void test_global(const adm_evidence *ev, int k, double mat, double alpha_
     /* significance on the paired difference (the paths' errors are
      * strongly paired: independent standard errors hide a lean of 0.5 D at
      * 64 outputs), materiality on the lean beyond the reference's */
-    b->failed = fabs(b->diff) > b->t * se && b->excess > b->floor;
+    b->failed = fabs(b->diff) > b->t * se && b->excess > b->floor && !ADM_MUTANT(kind_names[k]);
     /* power: a lean moves roundings, so its paired spread is never below
      * the reference's own noise */
     b->detect = fmax(b->floor, b->t * fmax(se, se_r));
+}
+
+static int adm_mutant_group(int scope, int k)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%s_%s", scope_names[scope], kind_names[k]);
+    (void)name;
+    return ADM_MUTANT(name);
 }
 
 static void test_group(const adm_evidence *ev, int scope, int k, double mat, double alpha_k, adm_bias_test *b)
@@ -435,7 +451,7 @@ static void test_group(const adm_evidence *ev, int scope, int k, double mat, dou
     b->excess = b->cand - b->credited_ref;
     b->dof = G - 1;
     b->t = t_quantile(alpha_k, b->dof); /* one-sided: U of d is a mean square */
-    b->failed = b->diff > b->t * se_d && b->excess > b->floor;
+    b->failed = b->diff > b->t * se_d && b->excess > b->floor && !adm_mutant_group(scope, k);
     {
         /* under pure noise U scatters by sqrt(2 / G) times the mean
          * variance of a group's lean: the power never claims more */
@@ -472,7 +488,7 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
     int pooled = ev->captures > 1;
     memset(v->bias, 0, sizeof v->bias);
     memset(&v->power, 0, sizeof v->power);
-    v->evidence_ok = ev->nontrivial >= (double)cfg->min_elements;
+    v->evidence_ok = ev->nontrivial >= (double)cfg->min_elements || ADM_MUTANT("evidence");
     if (!v->evidence_ok)
         adm_h_fail_gate(v, ADM_GATE_EVIDENCE,
                         "Only %.0f of the %.0f judged elements are finite and non-trivial (at least %lld needed): "
@@ -523,7 +539,7 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
             v->out_rms = ev->o_rms_over_D / n;
         }
         v->max_expected = pooled ? dmax : dmax * Dabs;
-        if (v->rms_ratio > lim) {
+        if (v->rms_ratio > lim && !ADM_MUTANT("rms")) {
             if (pooled)
                 adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error is %.3gx the reference path's over %.0f captures "
                                 "(limit %.3gx over %.0f elements).", v->rms_ratio, ev->captures, lim, n);
@@ -531,12 +547,12 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
                 adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error %.3g is %.3gx the reference path's %.3g (limit "
                                 "%.3gx over %.0f elements).", v->rms_c, v->rms_ratio, Dabs, lim, n);
         }
-        if (v->max_ratio_judged > lim)
+        if (v->max_ratio_judged > lim && !ADM_MUTANT("max"))
             adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "Max error %.3g%s is %.3gx the reference path's %s %.3g%s (limit "
                             "%.3gx).", v->max_c, pooled ? " D" : "", v->max_ratio,
                             dmax > fmax(ev->maxr, ev->maxq) ? "expected maximum" : "maximum", v->max_expected,
                             v->ulp_gated ? ", and as far off in ulps at the condition scale" : "", lim);
-        if (v->ulp_gated && v->ulp_ratio > lim)
+        if (v->ulp_gated && v->ulp_ratio > lim && !ADM_MUTANT("ulp"))
             adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error in ulps at the condition scale is %.3gx the reference "
                             "path's (limit %.3gx): the elements of small magnitude carry larger errors.",
                             v->ulp_ratio, lim);
@@ -579,7 +595,7 @@ void adm_h_decide_flip(adm_verdict *v, const adm_gate_config *cfg)
     v->decisions = (int64_t)ev->decisions;
     if (!v->gate[ADM_GATE_FLIP].applicable) return;
     /* allowance for counting noise: 3 sqrt(flips_r + 1) */
-    if (ev->flips_c > cfg->flip_limit * ev->flips_r + 3.0 * sqrt(ev->flips_r + 1.0))
+    if (ev->flips_c > cfg->flip_limit * ev->flips_r + 3.0 * sqrt(ev->flips_r + 1.0) && !ADM_MUTANT("flip"))
         adm_h_fail_gate(v, ADM_GATE_FLIP, "The downstream reader's decisions flip %.0f times against the reference "
                         "path's %.0f (of %.0f, %.0f ties counted apart).", ev->flips_c, ev->flips_r, ev->decisions,
                         ev->ties);
@@ -665,6 +681,7 @@ void adm_verdict_require_power(adm_verdict *v, const adm_power *req)
         {"a per-channel bias", req->channel, v->power.channel},
         {"a per-row bias", req->row, v->power.row},
     };
+    if (ADM_MUTANT("power")) return;
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         if (!(c[i].need > 0)) continue;
         if (c[i].have > 0 && c[i].have <= c[i].need) continue;

@@ -205,7 +205,7 @@ static void gate_special(const adm_judge_input *in, const adm_h_reader *rd, cons
 #pragma omp parallel for reduction(min : first) schedule(static)
     for (int64_t i = 0; i < n; i++)
         if (i < first && kind_of(adm_h_at(rd, i)) != kind_of(adm_h_at(cd, i))) first = i;
-    if (first < n)
+    if (first < n && !ADM_MUTANT("special"))
         adm_h_fail_gate(v, ADM_GATE_SPECIAL, "On the capture's inputs, element %lld is %s where the reference has %s.",
                   (long long)first, kind_names[kind_of(adm_h_at(cd, first))], kind_names[kind_of(adm_h_at(rd, first))]);
     for (int s = 0; s < in->n_special; s++) {
@@ -220,7 +220,7 @@ static void gate_special(const adm_judge_input *in, const adm_h_reader *rd, cons
                           so->ref_status == ADM_OK ? "" : adm_status_name(so->ref_status));
             continue;
         }
-        if (so->ref && so->cand && !special_positions(so->ref, so->cand, why, sizeof why))
+        if (so->ref && so->cand && !special_positions(so->ref, so->cand, why, sizeof why) && !ADM_MUTANT("special_case"))
             adm_h_fail_gate(v, ADM_GATE_SPECIAL, "Case '%s': %s.", so->name, why);
     }
 }
@@ -337,14 +337,14 @@ static void gate_static(const adm_judge_input *in, adm_verdict *v)
         if (a != ADM_DTYPE_INVALID && b == ADM_DTYPE_INVALID)
             adm_h_fail_gate(v, ADM_GATE_STATIC, "The %s precision is not declared (the reference declares %s).", names[k],
                       adm_dtype_name(a));
-        else if (a != ADM_DTYPE_INVALID && narrower(b, a))
+        else if (a != ADM_DTYPE_INVALID && narrower(b, a) && !ADM_MUTANT("static_precision"))
             adm_h_fail_gate(v, ADM_GATE_STATIC, "The %s precision is %s, below the reference's %s: approximate by "
                       "construction.", names[k], adm_dtype_name(b), adm_dtype_name(a));
     }
-    if (r->transcendental_ulps >= 0 && c->transcendental_ulps > r->transcendental_ulps)
+    if (r->transcendental_ulps >= 0 && c->transcendental_ulps > r->transcendental_ulps && !ADM_MUTANT("static_ulps"))
         adm_h_fail_gate(v, ADM_GATE_STATIC, "Transcendentals are accurate to %.3g ulps, the reference's to %.3g.",
                   c->transcendental_ulps, r->transcendental_ulps);
-    if (r->stable == 1 && c->stable != 1)
+    if (r->stable == 1 && c->stable != 1 && !ADM_MUTANT("static_stable"))
         adm_h_fail_gate(v, ADM_GATE_STATIC, "The formulation is not the stable one the reference uses (two-pass or "
                   "Welford variance, max-subtracted softmax).");
 }
@@ -363,7 +363,7 @@ static void gate_strides(const adm_judge_input *in, adm_verdict *v)
                           w->name, adm_status_name(w->cand_status));
             continue;
         }
-        if (!w->cand_identical)
+        if (!w->cand_identical && !ADM_MUTANT("strides"))
             adm_h_fail_gate(v, ADM_GATE_STRIDES, "View '%s': the output is not bit-identical to the candidate's own "
                       "contiguous result (a stride, offset or broadcast ignored).", w->name);
     }
@@ -399,15 +399,15 @@ static void gate_exact(const adm_judge_input *in, adm_verdict *v)
                   adm_dtype_name(in->ref->dtype));
         return;
     }
-    if (!bits_identical(in->ref, in->cand, &where)) {
+    if (!bits_identical(in->ref, in->cand, &where) && !ADM_MUTANT("exact")) {
         adm_h_fail_gate(v, ADM_GATE_EXACT, "Element %lld differs from the reference bit for bit.", (long long)where);
         return;
     }
     for (int s = 0; s < in->n_special; s++) {
         const adm_special_outcome *so = &in->special[s];
         if (so->cand_status == ADM_ERR_NOT_FOUND) continue;
-        if (so->ref_status != so->cand_status ||
-            (so->ref && so->cand && !bits_identical(so->ref, so->cand, &where))) {
+        if ((so->ref_status != so->cand_status ||
+             (so->ref && so->cand && !bits_identical(so->ref, so->cand, &where))) && !ADM_MUTANT("exact_case")) {
             adm_h_fail_gate(v, ADM_GATE_EXACT, "Case '%s' differs from the reference.", so->name);
             return;
         }

@@ -20,6 +20,18 @@ int adm_h_injected(void);
 #include <math.h>
 #include <string.h>
 
+/* Mutation testing (tests/mutation.sh): in a build of the gates made for
+ * it (ADM_MUTATION, the admit_mutant library of the test tree, never
+ * libadmit), ADM_MUTANT("mean") is 1 when the environment's ADM_MUTANT
+ * names that statistic, which is then forced to pass; the suite must go
+ * red for every name. Elsewhere it is the constant 0. */
+#ifdef ADM_MUTATION
+int adm_h_mutant(const char *name);
+#define ADM_MUTANT(name) adm_h_mutant(name)
+#else
+#define ADM_MUTANT(name) 0
+#endif
+
 /* Adds a sentence to gate g's reason and fails it (whole sentences only);
  * adm_h_note_gate marks g not applicable with a note. */
 void adm_h_fail_gate(adm_verdict *v, int g, const char *fmt, ...)

@@ -303,6 +303,9 @@ START_TEST(test_fault)
     if (fl == F_TAIL)
         ck_assert_msg(v.rms_ratio <= 1.5 && v.max_ratio > 1.5, "%s: rms %.3gx, max %.3gx: not the max statistic's catch",
                       faults[fl].name, v.rms_ratio, v.max_ratio);
+    if (fl == F_GAIN_072 || fl == F_BF16_ACCUM || fl == F_FP8_OPERAND) /* the RMS ratio's own sentence */
+        ck_assert_msg(strstr(v.gate[ADM_GATE_MAGNITUDE].reason, "RMS error ") == v.gate[ADM_GATE_MAGNITUDE].reason,
+                      "%s: the RMS ratio did not reject it: %s", faults[fl].name, v.gate[ADM_GATE_MAGNITUDE].reason);
     adm_tensor_free(&r);
     adm_tensor_free(&k);
     free_fixture(&f);
@@ -383,6 +386,34 @@ START_TEST(test_special_faults)
     ck_assert(!v.gate[ADM_GATE_STRIDES].passed);
     /* one flipped bit: not exact, still lossless; -0 against +0 differs */
     vo[1].cand_status = ADM_OK;
+    /* (views all hold again) a special case whose finite values differ in one bit (same NaN and
+     * Inf positions): the special gate holds, exactness does not */
+    {
+        adm_tensor s1;
+        double v1[8] = {NAN, NAN, NAN, NAN, 1.0078125 /* 1 + one bf16 ulp */, INFINITY, -2.0, 3.0};
+        ck_assert_int_eq(adm_tensor_from_f64(&s1, ADM_BF16, 2, rs, v1, ADM_RNE, 0), ADM_OK);
+        so.cand = &s1;
+        judge(&f, &r, &k, &extra, &v);
+        show("a special case off by one bit", &v);
+        ck_assert(v.gate[ADM_GATE_SPECIAL].passed && !v.gate[ADM_GATE_EXACT].passed);
+        ck_assert_int_eq(v.tier, ADM_TIER_LOSSLESS);
+        so.cand = &sr;
+        adm_tensor_free(&s1);
+    }
+    /* the capture's own outputs: a NaN where the reference is finite (a
+     * stored candidate that swallows nothing but makes NaN) */
+    {
+        uint64_t keep = adm_tensor_bits(&k, 7);
+        adm_judge_input stored;
+        memset(&stored, 0, sizeof stored);
+        stored.n_views = -1;
+        adm_tensor_set_bits(&k, 7, 0x7fc0);
+        judge(&f, &r, &k, &stored, &v);
+        show("NaN in the stored output", &v);
+        ck_assert(!v.gate[ADM_GATE_SPECIAL].passed && v.tier == ADM_TIER_HIGH);
+        ck_assert_ptr_nonnull(strstr(v.gate[ADM_GATE_SPECIAL].reason, "On the capture's inputs, element 7 is NaN"));
+        adm_tensor_set_bits(&k, 7, keep);
+    }
     adm_tensor_set_bits(&k, 5, adm_tensor_bits(&k, 5) ^ 1);
     judge(&f, &r, &k, &extra, &v);
     ck_assert_int_eq(v.tier, ADM_TIER_LOSSLESS);
@@ -1558,6 +1589,52 @@ START_TEST(test_table_api)
 }
 END_TEST
 
+/* The static declarations the table cannot measure: transcendentals less
+ * accurate than the reference's and a dropped stable formulation each fail
+ * the static gate on their own, on a candidate that measures lossless (the
+ * fused GELU epilogue): approximate by construction, whatever it measures. */
+START_TEST(test_static_declarations)
+{
+    fixture f;
+    adm_gemm_emu re, ce;
+    adm_tensor r, k;
+    adm_verdict v;
+    adm_decl rd, cd;
+    adm_judge_input extra;
+    make_fixture(&f, 61, 32, 128, 64, 1);
+    ref_emu(&f, &re);
+    run_emu(&f, &re, &r);
+    ce = emu(1, 1, 1);
+    ce.gelu = re.gelu;
+    run_emu(&f, &ce, &k);
+    memset(&extra, 0, sizeof extra);
+    extra.n_views = -1;
+    adm_decl_undeclared(&rd);
+    rd.accumulator = ADM_FP32;
+    rd.transcendental_ulps = 1;
+    rd.stable = 1;
+    extra.ref_decl = &rd;
+    extra.cand_decl = &cd;
+    for (int which = 0; which < 3; which++) {
+        cd = rd;
+        if (which == 1) cd.transcendental_ulps = 4;
+        if (which == 2) cd.stable = 0;
+        judge(&f, &r, &k, &extra, &v);
+        if (which == 0) {
+            ck_assert_int_eq(v.tier, ADM_TIER_LOSSLESS);
+            continue;
+        }
+        show(which == 1 ? "transcendentals to 4 ulps, the reference's 1" : "no stable formulation", &v);
+        ck_assert(!v.gate[ADM_GATE_STATIC].passed);
+        ck_assert_ptr_nonnull(strstr(v.gate[ADM_GATE_STATIC].reason, which == 1 ? "Transcendentals" : "stable one"));
+        ck_assert_int_eq(v.tier, ADM_TIER_HIGH);
+    }
+    adm_tensor_free(&r);
+    adm_tensor_free(&k);
+    free_fixture(&f);
+}
+END_TEST
+
 START_TEST(test_tiers_and_config)
 {
     adm_tier t;
@@ -1586,6 +1663,7 @@ static Suite *harness_suite(void)
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_faults);
     tcase_add_test(tc, test_judge_nomem);
+    tcase_add_test(tc, test_static_declarations);
     tcase_add_test(tc, test_table_api);
     tcase_add_loop_test(tc, test_params_misfit, 0, (int)(sizeof misfit_cases / sizeof misfit_cases[0]));
     suite_add_tcase(s, tc);
