@@ -17,20 +17,28 @@ const char *adm_bias_scope_name(int s) { return s >= 0 && s < ADM_BIAS_SCOPES ? 
 /* ------------------------------------------------------------ one capture */
 
 /* The raw sums of a group of elements (a row, a channel, the output), in
- * output units: count, sum of o, of |o|, of o^2, then for each series
- * (d = c - r, e_r, e_c) and kind (weight w = 1, sign(o), o) the sums of
- * w x and (w x)^2. */
-enum { RAW_N, RAW_O, RAW_AO, RAW_O2, RAW_SER, RAW_NS = RAW_SER + 3 * 2 * ADM_BIAS_KINDS };
+ * output units: count, sum of o, of |o|, of o^2, of (o u)^2, then for each
+ * series (d = c - r, e_r, e_c) and kind (weight w = 1, sign(o), o u^2) the
+ * sums of w x and (w x)^2. u is the element's inverse ulp at its
+ * condition scale (gate 1's): the gain is the weighted least-squares slope
+ * of the error on o with weights 1 / ulp^2, since a rounding error's
+ * spread follows the element's ulp (bf16 errors grow with |o|). Unweighted,
+ * the few outlier-channel elements that dominate sum o^2 decide the slope
+ * and its noise (a robust standard error 2.3-2.6x the homoscedastic one
+ * on RMSNorm, issue 16); weighted, every element counts in proportion to
+ * its precision, and the slope estimated is the same gain. */
+enum { RAW_N, RAW_O, RAW_AO, RAW_O2, RAW_OU2, RAW_SER, RAW_NS = RAW_SER + 3 * 2 * ADM_BIAS_KINDS };
 enum { SER_D, SER_R, SER_C };
 
-static inline void raw_add(double *g, double o, double d, double er, double ec)
+static inline void raw_add(double *g, double o, double u, double d, double er, double ec)
 {
-    double w[ADM_BIAS_KINDS] = {1.0, o > 0 ? 1.0 : (o < 0 ? -1.0 : 0.0), o};
+    double w[ADM_BIAS_KINDS] = {1.0, o > 0 ? 1.0 : (o < 0 ? -1.0 : 0.0), o * u * u};
     double x[3] = {d, er, ec};
     g[RAW_N] += 1;
     g[RAW_O] += o;
     g[RAW_AO] += fabs(o);
     g[RAW_O2] += o * o;
+    g[RAW_OU2] += (o * u) * (o * u);
     for (int s = 0; s < 3; s++)
         for (int k = 0; k < ADM_BIAS_KINDS; k++) {
             double z = w[k] * x[s];
@@ -59,18 +67,27 @@ static inline void mom_add(adm_moments *m, double x)
  * common gain of 0.3-1 D). */
 static double unit_roundoff(adm_dtype fmt) { return fmt == ADM_FP64 ? 0x1p-53 : 0x1p-24; }
 
+/* The scale that turns the gain's raw weight o u^2 into the gain's
+ * component in output units: the slope sum(o u^2 x) / sum((o u)^2) times
+ * rms(o), as a mean over the n elements. 0: no scale. */
+static double gain_scale(const double *g)
+{
+    double n = g[RAW_N];
+    if (!(n > 0) || !(g[RAW_OU2] > 0)) return 0;
+    return sqrt(g[RAW_O2] / n) * n / g[RAW_OU2];
+}
+
 /* A group's lean and its sampling variance for series s and kind k, in
- * units of D (the gain's weight o scaled by the group's rms(o)): L, the
- * mean of z over the group, and v = var(z) / n. 0 when the group cannot
- * say (fewer than 2 elements, or no scale for the gain). */
+ * units of D: L, the mean of z over the group, and v = var(z) / n. 0 when
+ * the group cannot say (fewer than 2 elements, or no scale for the gain). */
 static int group_lean(const double *g, int s, int k, double invD, double *L, double *v)
 {
     double n = g[RAW_N], sc = invD, s1, s2, var;
     if (n < 2) return 0;
     if (k == ADM_BIAS_GAIN) {
-        double orms = sqrt(g[RAW_O2] / n);
-        if (!(orms > 0)) return 0;
-        sc /= orms;
+        double gs = gain_scale(g);
+        if (!(gs > 0)) return 0;
+        sc *= gs;
     }
     s1 = g[RAW_SER + (s * ADM_BIAS_KINDS + k) * 2] * sc;
     s2 = g[RAW_SER + (s * ADM_BIAS_KINDS + k) * 2 + 1] * sc * sc;
@@ -143,10 +160,11 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
     double *mg = adm_h_calloc((size_t)(nb * MG_NS + 1), sizeof(double));
     int64_t *ph = adm_h_calloc((size_t)(nb * 2 * ADM_HIST_BINS + 1), sizeof(int64_t));
     double *colrms = cnd ? NULL : adm_h_calloc((size_t)(N + 1), sizeof(double));
+    double *rowfloor = cnd ? NULL : adm_h_calloc((size_t)(R + 1), sizeof(double));
     double tot[RAW_NS] = {0}, m[MG_NS] = {0}, D, Du, invD, invDu, uw = unit_roundoff(fmt);
     adm_evidence *ev = &v->ev;
-    if (!rows || !chans || !mg || !ph || (!cnd && !colrms)) {
-        free(rows); free(chans); free(mg); free(ph); free(colrms);
+    if (!rows || !chans || !mg || !ph || (!cnd && (!colrms || !rowfloor))) {
+        free(rows); free(chans); free(mg); free(ph); free(colrms); free(rowfloor);
         return ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the statistics of %lld rows x %lld channels",
                         (long long)R, (long long)N);
     }
@@ -175,6 +193,7 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
                 if (isfinite(x)) rr += x * x;
             }
             floor_ = sqrt(rr / (double)N);
+            if (!cnd) rowfloor[row] = floor_;
             for (int64_t j = 0; j < N; j++) {
                 int64_t i = row * N + j;
                 double r = adm_h_at(rd, i), c = adm_h_at(cd, i), er, ec, q, u, oi = o[i];
@@ -202,7 +221,7 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
                 M[MG_NONTRIV] += cnd ? (cnd[i] != 0) : (oi != 0);
                 H[hist_bin(er * u)]++;
                 H[ADM_HIST_BINS + hist_bin(ec * u)]++;
-                raw_add(g, oi, c - r, er, ec);
+                raw_add(g, oi, u, c - r, er, ec);
             }
         }
     }
@@ -213,9 +232,13 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
         for (int64_t row = 0; row < R; row++)
             for (int64_t j = cb * CB; j < N && j < (cb + 1) * CB; j++) {
                 int64_t i = row * N + j;
-                double r = adm_h_at(rd, i), c = adm_h_at(cd, i), oi = o[i];
+                double r = adm_h_at(rd, i), c = adm_h_at(cd, i), oi = o[i], u;
                 if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) continue;
-                raw_add(chans + j * RAW_NS, oi, c - r, r - oi, c - oi);
+                if (cnd) /* as in pass 1 */
+                    u = 1.0 / adm_h_ulp(fmt, isfinite(cnd[i]) ? fmax(fabs(oi), cnd[i]) : fabs(oi));
+                else
+                    u = 1.0 / adm_h_ulp(fmt, fmax(fabs(oi), fmin(rowfloor[row], colrms[j]) / 4));
+                raw_add(chans + j * RAW_NS, oi, u, c - r, r - oi, c - oi);
             }
     for (int64_t bk = 0; bk < nb; bk++) {
         const double *M = mg + bk * MG_NS;
@@ -275,7 +298,7 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
         if (md > 0) {
             double orms = sqrt(tot[RAW_O2] / md);
             for (int k = 0; k < ADM_BIAS_KINDS; k++) {
-                double sc = invD / (k == ADM_BIAS_GAIN ? (orms > 0 ? orms : 1.0) : 1.0);
+                double sc = invD * (k == ADM_BIAS_GAIN ? gain_scale(tot) : 1.0);
                 double *dd = tot + RAW_SER + (SER_D * ADM_BIAS_KINDS + k) * 2;
                 double *rr = tot + RAW_SER + (SER_R * ADM_BIAS_KINDS + k) * 2;
                 ev->d[k] = (adm_moments){md, dd[0] * sc, dd[1] * sc * sc};
@@ -299,6 +322,7 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
     free(mg);
     free(ph);
     free(colrms);
+    free(rowfloor);
     return ADM_OK;
 }
 
