@@ -16,11 +16,30 @@ static const char replay_usage[] =
     "Scores every candidate output stored in the captures against the oracle,\n"
     "relative to the stored reference output, and prints one verdict per\n"
     "candidate: exact, lossless or high, with the deciding numbers and why.\n"
+    "A candidate found in several captures of one op is also judged on their\n"
+    "pooled evidence (a \"pooled\" row); its claim is judged there.\n"
     "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
     ADM_CLI_REPORT_USAGE
     "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
 
 #define MAX_CLAIMS 64
+#define MAX_POOLS 256
+
+/* One capture's outcome, kept until every capture is judged. */
+typedef struct judged_capture {
+    int ok;
+    adm_replay_result res;
+    char *op, *error;
+    adm_status status;
+} judged_capture;
+
+/* A candidate's verdicts pooled over the captures of one op. */
+typedef struct pool {
+    const char *op, *name;
+    adm_verdict acc;
+    int count;
+    int64_t refined;
+} pool;
 
 int adm_cmd_replay(int argc, char **argv)
 {
@@ -28,8 +47,10 @@ int adm_cmd_replay(int argc, char **argv)
     char *claim_names[MAX_CLAIMS];
     adm_tier claim_tiers[MAX_CLAIMS];
     int claim_used[MAX_CLAIMS] = {0};
-    int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0, strict = 0;
+    int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0, strict = 0, npool = 0;
     adm_report *rep = NULL;
+    judged_capture *judged = NULL;
+    pool *pools = NULL;
     {
         static const struct option lo[] = {{"json", required_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
                                            {"html", required_argument, 0, 'H'}, {"claim", required_argument, 0, 'c'},
@@ -66,6 +87,12 @@ int adm_cmd_replay(int argc, char **argv)
     if (nf == 0) { fputs(replay_usage, stderr); rc = adm_cli_usage_error("replay: expected at least one CAPTURE"); goto done; }
     if (adm_report_create("admit-kernel replay", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     adm_report_set_strict(rep, strict);
+    judged = calloc((size_t)nf, sizeof *judged);
+    pools = calloc(MAX_POOLS, sizeof *pools);
+    if (!judged || !pools) {
+        rc = adm_cli_usage_error("replay: out of memory");
+        goto done;
+    }
     {
         char list[2048] = "";
         for (int f = 0; f < nf; f++) {
@@ -74,7 +101,9 @@ int adm_cmd_replay(int argc, char **argv)
         }
         adm_cli_report_context(rep, "captures", list);
     }
-    /* Every capture is read and judged before anything is written. */
+    /* Every capture is read and judged before anything is written; a
+     * candidate (one op, one name) found in several captures is judged
+     * again on their pooled evidence, and its claim is judged there. */
     for (int f = 0; f < nf; f++) {
         adm_capture *cap = NULL;
         adm_replay_result res;
@@ -87,32 +116,77 @@ int adm_cmd_replay(int argc, char **argv)
             adm_cli_progress_done();
             fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
             failed++;
-            if (adm_report_add_error(rep, files[f], cap ? adm_capture_op(cap) : NULL, NULL, st, adm_error_message(),
-                                     NULL) != ADM_OK) {
+            if (!(judged[f].error = adm_strdup(adm_error_message())) ||
+                (cap && !(judged[f].op = adm_strdup(adm_capture_op(cap))))) {
                 rc = adm_cli_fail();
                 adm_capture_free(cap);
                 goto done;
             }
+            judged[f].status = st;
             adm_capture_free(cap);
             continue;
         }
+        judged[f].res = res;
+        judged[f].ok = 1;
+        if (!(judged[f].op = adm_strdup(adm_capture_op(cap)))) {
+            rc = adm_cli_fail();
+            adm_capture_free(cap);
+            goto done;
+        }
         for (int k = 0; k < res.n; k++) {
-            const adm_tier *claim = NULL;
-            for (int c = 0; c < ncl; c++)
-                if (!strcmp(claim_names[c], res.names[k])) {
-                    claim = &claim_tiers[c];
-                    claim_used[c] = 1;
-                }
-            if (adm_report_add(rep, files[f], adm_capture_op(cap), res.names[k], &res.verdicts[k],
-                               res.mpfr_refined, claim) != ADM_OK) {
+            int p = 0;
+            while (p < npool && (strcmp(pools[p].op, judged[f].op) || strcmp(pools[p].name, res.names[k]))) p++;
+            if (p == npool) {
+                if (npool == MAX_POOLS) { rc = adm_cli_usage_error("replay: at most %d candidates", MAX_POOLS); adm_capture_free(cap); goto done; }
+                memset(&pools[p], 0, sizeof pools[p]);
+                pools[p].op = judged[f].op;
+                pools[p].name = res.names[k];
+                npool++;
+            }
+            adm_verdict_pool_add(&pools[p].acc, &res.verdicts[k], files[f]);
+            pools[p].count++;
+            pools[p].refined += res.mpfr_refined;
+        }
+        adm_capture_free(cap);
+    }
+    for (int p = 0; p < npool; p++)
+        if (pools[p].count > 1) adm_verdict_pool_finish(&pools[p].acc, NULL);
+    for (int f = 0; f < nf; f++) {
+        if (!judged[f].ok) {
+            if (adm_report_add_error(rep, files[f], judged[f].op, NULL, judged[f].status, judged[f].error, NULL) != ADM_OK) {
                 rc = adm_cli_fail();
-                adm_replay_result_free(&res);
-                adm_capture_free(cap);
+                goto done;
+            }
+            continue;
+        }
+        for (int k = 0; k < judged[f].res.n; k++) {
+            const char *nm = judged[f].res.names[k];
+            const adm_tier *claim = NULL;
+            int p = 0;
+            while (p < npool && (strcmp(pools[p].op, judged[f].op) || strcmp(pools[p].name, nm))) p++;
+            for (int c = 0; c < ncl; c++)
+                if (!strcmp(claim_names[c], nm)) {
+                    claim_used[c] = 1;
+                    if (pools[p].count == 1) claim = &claim_tiers[c]; /* else the pooled row's */
+                }
+            if (adm_report_add(rep, files[f], judged[f].op, nm, &judged[f].res.verdicts[k], judged[f].res.mpfr_refined,
+                               claim) != ADM_OK) {
+                rc = adm_cli_fail();
                 goto done;
             }
         }
-        adm_replay_result_free(&res);
-        adm_capture_free(cap);
+    }
+    for (int p = 0; p < npool; p++) {
+        char src[64];
+        const adm_tier *claim = NULL;
+        if (pools[p].count < 2) continue;
+        for (int c = 0; c < ncl; c++)
+            if (!strcmp(claim_names[c], pools[p].name)) claim = &claim_tiers[c];
+        snprintf(src, sizeof src, "pooled (%d captures)", pools[p].count);
+        if (adm_report_add(rep, src, pools[p].op, pools[p].name, &pools[p].acc, pools[p].refined, claim) != ADM_OK) {
+            rc = adm_cli_fail();
+            goto done;
+        }
     }
     for (int c = 0; c < ncl && !failed; c++) /* a failed capture's candidates are unknown */
         if (!claim_used[c]) {
@@ -122,6 +196,13 @@ int adm_cmd_replay(int argc, char **argv)
     rc = adm_cli_finish_report(rep, json, junit, html);
 done:
     for (int c = 0; c < ncl; c++) free(claim_names[c]);
+    for (int f = 0; judged && f < nf; f++) {
+        if (judged[f].ok) adm_replay_result_free(&judged[f].res);
+        free(judged[f].op);
+        free(judged[f].error);
+    }
+    free(judged);
+    free(pools);
     adm_report_free(rep);
     return rc;
 }

@@ -114,7 +114,9 @@ int adm_cmd_run(int argc, char **argv)
         for (int c = 0; c < ncl; c++)
             if (!strcmp(claim_names[c], cands[k])) claim = &claim_tiers[c];
         adm_cli_progress(k + 1, nc, cands[k]);
-        if ((ms = adm_harness_measure(capture, NULL, caps, 1, NULL, ref, cands[k], &reader, &mr)) != ADM_OK) {
+        ms = adm_harness_measure(capture, NULL, caps, 1, NULL, ref, cands[k], &reader, &mr);
+        adm_measure_result_free(&mr);
+        if (ms != ADM_OK) {
             if (mr.in_run) { /* this candidate fails alone (a crashed plugin): the others still run */
                 adm_cli_progress_done();
                 fprintf(stderr, "admit-kernel: %s\n", adm_error_message());

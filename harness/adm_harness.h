@@ -29,7 +29,8 @@ enum {
     ADM_GATE_FLIP = 5,
     ADM_GATE_STATIC = 6,
     ADM_GATE_EXACT = 7,
-    ADM_GATE_COUNT = 8
+    ADM_GATE_EVIDENCE = 8,     /* enough finite, non-trivial elements, and the power a claim requires */
+    ADM_GATE_COUNT = 9
 };
 ADM_API const char *adm_gate_name(int gate);
 
@@ -91,21 +92,31 @@ typedef struct adm_judge_input {
 
 typedef struct adm_gate_config {
     double magnitude_limit;   /* 1.5 */
-    double bias_material;     /* 0.1: a bias component above this fraction of the reference RMS error */
-    double bias_z;            /* 5: and this many standard errors from the reference's */
+    /* 0.1: a bias component is material above this fraction of the
+     * reference error scale D (or above one rounding of a scale in the
+     * working precision, where that is larger: GATES.md, gate 2) */
+    double bias_material;
+    /* 1e-3: the false-alarm rate of gate 2 per verdict, shared equally by
+     * the bias statistics that apply (two-sided Student-t quantiles at
+     * their degrees of freedom; GATES.md) */
+    double bias_alpha;
     /* 3: the magnitude ratios' sampling allowance: the limit is
      * magnitude_limit exp(magnitude_z / sqrt(n)) over n elements, and the
      * max's yardstick never below rms sqrt(2 ln(n / 1e-3)) (GATES.md) */
     double magnitude_z;
     double flip_limit;        /* 1.5 */
     double sharpness;         /* 1e-3: oracle bound / reference RMS error */
+    /* 32: a verdict needs at least this many finite, non-trivial elements
+     * (an element is trivial when every term it is computed from is zero:
+     * an all-zero or all-NaN capture proves nothing) */
+    int64_t min_elements;
 } adm_gate_config;
 ADM_API void adm_gate_config_default(adm_gate_config *c);
 
 typedef struct adm_gate_outcome {
     int applicable;
     int passed;
-    char reason[1024];         /* whole sentences when failed (never cut mid-word), a note when not applicable */
+    char reason[2048];         /* whole sentences when failed (never cut mid-word), a note when not applicable */
 } adm_gate_outcome;
 
 /* Error histograms in ulps of the output format (at the scale gate 1's ulp form uses):
@@ -113,6 +124,70 @@ typedef struct adm_gate_outcome {
  * of width 2 ADM_HIST_RANGE / (ADM_HIST_BINS - 2) between. */
 #define ADM_HIST_BINS 34
 #define ADM_HIST_RANGE 4.0
+
+/* Gate 2's statistics: three kinds, each over the whole output (global)
+ * and per group (channels: the last axis; rows: the rest). */
+enum { ADM_BIAS_MEAN = 0, ADM_BIAS_SIGN = 1, ADM_BIAS_GAIN = 2, ADM_BIAS_KINDS = 3 };
+enum { ADM_BIAS_GLOBAL = 0, ADM_BIAS_CHANNEL = 1, ADM_BIAS_ROW = 2, ADM_BIAS_SCOPES = 3 };
+ADM_API const char *adm_bias_kind_name(int kind);   /* "mean", "sign", "gain" */
+ADM_API const char *adm_bias_scope_name(int scope); /* "global", "channel", "row" */
+
+/* Count, sum and sum of squares of a sample. */
+typedef struct adm_moments {
+    double n, s1, s2;
+} adm_moments;
+
+/* The evidence behind gates 1, 2 and 5: sums over the judged elements in
+ * units of each capture's reference error scale D (ulps in units of Du,
+ * the ulp form's), so that the captures of one fusion pool by adding
+ * (adm_evidence_pool: n summed, every element weighted alike in D units).
+ * Fixed size: pooling thousands of captures costs no memory. */
+typedef struct adm_evidence {
+    double captures;           /* how many captures were pooled */
+    double n, nontrivial;      /* judged elements (all finite); of which non-trivial */
+    /* gate 1: sums of squares and maxima */
+    double ec2, er2, q2, uc2, ur2, uq2;
+    double maxc, maxr, maxq, umaxc, umaxr, umaxq;
+    int ulp_gated;             /* 1 when every pooled capture had a condition scale */
+    /* gate 2, global: moments of z = w d / D (d = c - r, the paired
+     * difference) and of w e_r / D, w = 1, sign(o), o / rms(o) by kind */
+    adm_moments d[ADM_BIAS_KINDS], r[ADM_BIAS_KINDS];
+    /* gate 2, per group (scope 1 channels, 2 rows): moments over the groups
+     * of u = L^2 - v, a group's lean L (the mean of z over the group) less
+     * its sampling variance v, for d, for e_r and for e_c; and the sum of
+     * the reference's v (the noise that bounds the power) */
+    adm_moments gd[ADM_BIAS_SCOPES][ADM_BIAS_KINDS], gr[ADM_BIAS_SCOPES][ADM_BIAS_KINDS],
+        gc[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
+    double gvr[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
+    /* the relative part of each materiality floor (one rounding of a
+     * scale in the working precision, in D units), summed with weight n */
+    double floor_rel[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
+    double o_rms_over_D;       /* sum of n rms(o) / D: turns a gain in D units into a relative one */
+    /* gate 5 */
+    double flips_r, flips_c, ties, decisions;
+} adm_evidence;
+
+/* One bias statistic's test (GATES.md, gate 2); values in units of D. */
+typedef struct adm_bias_test {
+    int applicable, failed;
+    double ref, cand;          /* global: the signed statistic; group: the RMS of the groups' leans beyond noise */
+    double diff, se;           /* the paired difference (group: U of d) and its standard error */
+    double credited_ref;       /* the reference's own value, counted in proportion to its evidence */
+    double excess;             /* the candidate's lean beyond the credited reference's */
+    double floor;              /* the materiality floor */
+    double t, dof;             /* the Student-t quantile of the statistic's false-alarm share, its dof */
+    double detect;             /* the smallest lean this evidence would reject (the power) */
+} adm_bias_test;
+
+/* What a verdict could have missed: the smallest lean of each kind (in
+ * units of the reference error scale D) and the smallest RMS ratio that
+ * its evidence would have rejected. A component of 0 means not
+ * applicable (a 1-D output has no channel or row statistic). */
+typedef struct adm_power {
+    double lean, sign, gain, channel, row;
+    double gain_relative;      /* the gain's as a relative scale error */
+    double rms_ratio;
+} adm_power;
 
 typedef struct adm_verdict {
     adm_tier tier;
@@ -135,9 +210,13 @@ typedef struct adm_verdict {
     double ulp_max_r, ulp_max_c, ulp_max_ratio, magnitude_limit_n;
     double ulp_rms_r, ulp_rms_c, ulp_rms_round, ulp_ratio;
     int ulp_gated;             /* 1: ulps at the condition scale, gated; 0: at the token/channel scale, reported only */
-    /* gate 2: each as an error component (absolute, output units) */
-    double mean_r, mean_c, sign_r, sign_c, gain_r, gain_c, out_rms;
-    double chan_r, chan_c, row_r, row_c;
+    /* gate 2: every statistic's test, in units of D (scope x kind) */
+    adm_bias_test bias[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
+    double out_rms;            /* rms(o) over the judged elements (one capture; pooled: in units of D) */
+    /* the evidence these numbers come from; what it could have missed */
+    adm_evidence ev;
+    adm_power power;
+    int evidence_ok;           /* at least min_elements finite, non-trivial elements */
     /* gate 5 */
     int64_t flips_r, flips_c, ties, decisions;
     /* the oracle */
@@ -152,6 +231,27 @@ typedef struct adm_verdict {
  * memory is ADM_ERR_NOMEM, not a verdict. On any error *v holds no
  * verdict (its tier reads high). */
 ADM_API adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v);
+/* Pooling the verdicts of one fusion's captures (many layers and steps):
+ * adm_verdict_pool_add adds one capture's verdict to acc (memset to 0
+ * before the first): its evidence is summed, the gates decided capture by
+ * capture (special values, views, static declarations, exactness) must
+ * hold on every capture (the first failure's reason is kept, prefixed with
+ * label), and flips are summed. adm_verdict_pool_finish then decides gates
+ * 1, 2 and 5, the evidence gate, the power and the tier on the pooled
+ * evidence, exactly as adm_judge does for one capture (a pool of one
+ * capture is that capture's verdict). Pooling does not depend on the
+ * order of the captures except in which failure's reason is kept. */
+ADM_API void adm_verdict_pool_add(adm_verdict *acc, const adm_verdict *one, const char *label);
+ADM_API void adm_verdict_pool_finish(adm_verdict *acc, const adm_gate_config *cfg);
+
+/* The power a claim requires (a fusion table's "detect"): each component
+ * > 0 is the largest lean of that kind (units of D; rms_ratio: a ratio)
+ * the evidence must be able to reject. Where the verdict's power does not
+ * reach it, its evidence gate fails ("insufficient evidence", naming what
+ * is missing and how far the evidence falls short) and the tier is high:
+ * the claim is not established. */
+ADM_API void adm_verdict_require_power(adm_verdict *v, const adm_power *required);
+
 /* The error scale the oracle must resolve for this reference: its RMS
  * error, floored at the correctly rounded output's. */
 ADM_API double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref);
@@ -215,14 +315,29 @@ ADM_API adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, con
 /* Measuring on captures, and a runtime's fusion table (harness/table.c) */
 /* ------------------------------------------------------------------ */
 
+/* One capture's verdict in brief: the rows a pooled verdict is made of. */
+typedef struct adm_capture_summary {
+    adm_tier tier;
+    int64_t n;
+    double rms_ratio, max_ratio_judged, ulp_ratio;
+    double lean;            /* the paired difference of the signed mean, in units of that capture's D */
+    double lean_detect;     /* the smallest lean that capture alone would reject */
+} adm_capture_summary;
+
 typedef struct adm_measure_result {
-    adm_verdict verdict;    /* the worst over the captures: by tier, then RMS ratio */
+    /* judged on the pooled evidence of all the captures (adm_verdict_pool_add,
+     * _finish): many layers and steps of one fusion add up */
+    adm_verdict verdict;
     int64_t mpfr_refined;   /* oracle elements recomputed with MPFR, over the captures */
     const char *field;      /* on failure, the input at fault: "captures", "params", "reference" or
                                "candidate"; NULL: none */
     int capture;            /* and for "captures", which one */
     int in_run;             /* 1: it failed while the implementations ran (a plugin's crash) */
+    int ncaptures;          /* each capture's own verdict in brief, owned: adm_measure_result_free */
+    adm_capture_summary *per_capture;
 } adm_measure_result;
+ADM_API void adm_measure_result_free(adm_measure_result *r);
+ADM_API void adm_capture_summary_of(const adm_verdict *v, adm_capture_summary *s);
 
 /* Judges cand_spec against ref_spec (registry names, or path.so:name for a
  * plugin) with adm_harness_run on each capture: its inputs, probes and

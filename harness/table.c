@@ -19,18 +19,36 @@
 
 /* ------------------------------------------------------------ measuring */
 
+void adm_capture_summary_of(const adm_verdict *v, adm_capture_summary *s)
+{
+    s->tier = v->tier;
+    s->n = v->n;
+    s->rms_ratio = v->rms_ratio;
+    s->max_ratio_judged = v->max_ratio_judged;
+    s->ulp_ratio = v->ulp_ratio;
+    s->lean = v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].diff;
+    s->lean_detect = v->power.lean;
+}
+
+void adm_measure_result_free(adm_measure_result *r)
+{
+    if (!r) return;
+    free(r->per_capture);
+    r->per_capture = NULL;
+    r->ncaptures = 0;
+}
+
 adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
                                const char *params_override, const char *ref_spec, const char *cand_spec,
                                const adm_reader *reader, adm_measure_result *out)
 {
-    adm_verdict worst;
     int64_t refined = 0;
-    int have = 0;
     adm_measure_result *at = out;
     memset(out, 0, sizeof *out);
-    memset(&worst, 0, sizeof worst);
     /* the sandboxes' limits and the MPFR budget: refused when invalid */
     ADM_TRY(adm_env_check());
+    if (ncap > 0 && !(out->per_capture = calloc((size_t)ncap, sizeof *out->per_capture)))
+        return ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory for %d captures", source, ncap);
     for (int k = 0; k < ncap; k++) {
         adm_capture *cap = NULL;
         const adm_op *op;
@@ -80,11 +98,16 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
             adm_error_prefix("%s: ", captures[k]);
             goto fail;
         }
-        if (!have || rr.verdict.tier > worst.tier ||
-            (rr.verdict.tier == worst.tier && rr.verdict.rms_ratio > worst.rms_ratio))
-            worst = rr.verdict;
+        {
+            /* the capture's own verdict stays as a row; the entry is judged
+             * on the evidence of all of them */
+            char label[64];
+            snprintf(label, sizeof label, "capture %d", k);
+            adm_capture_summary_of(&rr.verdict, &out->per_capture[k]);
+            adm_verdict_pool_add(&out->verdict, &rr.verdict, ncap > 1 ? label : NULL);
+        }
         refined += rr.mpfr_refined;
-        have = 1;
+        out->ncaptures = k + 1;
         adm_capture_free(cap);
         continue;
     fail:
@@ -94,8 +117,8 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
         return st;
     }
     at->field = NULL;
-    if (!have) return ADM_FAIL(ADM_ERR_INVALID, "%s: no captures to measure on", source);
-    out->verdict = worst;
+    if (out->ncaptures == 0) return ADM_FAIL(ADM_ERR_INVALID, "%s: no captures to measure on", source);
+    adm_verdict_pool_finish(&out->verdict, NULL);
     out->mpfr_refined = refined;
     return ADM_OK;
 }
@@ -483,6 +506,7 @@ static adm_status measure_entry(const char *file, table_text *t, int i, const pl
         te->verdict = mr.verdict;
         te->mpfr_refined = mr.mpfr_refined;
     }
+    adm_measure_result_free(&mr);
     if (!te->name || !te->op || !te->candidate) {
         free(te->name);
         free(te->op);

@@ -226,15 +226,38 @@ static void print_wrapped(FILE *f, const char *lead, int indent, const char *tex
     fputc('\n', f);
 }
 
+/* What the verdict could have missed (issue 16): the smallest lean, gain,
+ * per-channel and per-row bias (units of D, the reference error scale) and
+ * RMS ratio its evidence would have rejected. */
+static void power_sentence(const adm_verdict *v, char *buf, size_t n)
+{
+    const adm_power *p = &v->power;
+    size_t used;
+    if (v->n == 0) {
+        snprintf(buf, n, "power: none (no element judged)");
+        return;
+    }
+    used = (size_t)snprintf(buf, n, "power: over %lld elements%s%.0f%s this evidence rejects a lean of %.2g D, a gain "
+                            "of %.2g D (%.2g%%)", (long long)v->n, v->ev.captures > 1 ? " in " : "",
+                            v->ev.captures > 1 ? v->ev.captures : 0.0, v->ev.captures > 1 ? " captures" : "",
+                            p->lean, p->gain, 100 * p->gain_relative);
+    if (used < n && p->channel > 0) used += (size_t)snprintf(buf + used, n - used, ", a per-channel bias of %.2g D",
+                                                             p->channel);
+    if (used < n && p->row > 0) used += (size_t)snprintf(buf + used, n - used, ", a per-row bias of %.2g D", p->row);
+    if (used < n)
+        used += (size_t)snprintf(buf + used, n - used, " and an RMS ratio of %.3gx; smaller ones could go unseen%s",
+                                 p->rms_ratio, p->lean > 0.25 ? ": add captures" : "");
+    if (used < n) snprintf(buf + used, n - used, ".");
+}
+
 void adm_report_print(const adm_report *r, FILE *f)
 {
     fprintf(f, "%s\n", r->title);
     fprintf(f, "%-30s %-22s %-9s %-9s %8s %8s %8s %8s\n", r->source_label ? r->source_label : "capture",
-            "candidate", r->claim_label ? r->claim_label : "claim", "verdict", "rms", "max", "ulp", "mean");
+            "candidate", r->claim_label ? r->claim_label : "claim", "verdict", "rms", "max", "ulp", "lean");
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
-        double D = v->rms_expected;
         int first = 1;
         char src[256], cand[256], note[256], lead[64];
         if (row->error) {
@@ -252,7 +275,7 @@ void adm_report_print(const adm_report *r, FILE *f)
          * or a UTF-8 sequence: the escaped names are ASCII */
         fprintf(f, "%-30.30s %-22.22s %-9s %-9s %7.3gx %7.3gx %7.3gx %8.2g", src, cand,
                 row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged,
-                v->ulp_ratio, D > 0 ? v->mean_c / D : 0.0);
+                v->ulp_ratio, v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].diff);
         if (adm_report_claim_violated(row))
             fprintf(f, row->verdict.tier > row->claim ? "  << looser than %s (unsafe)" : "  << stricter than %s (promotable)",
                     r->claim_label ? "declared" : "the claim");
@@ -268,6 +291,11 @@ void adm_report_print(const adm_report *r, FILE *f)
                  v->oracle_certified ? "certified, " : "", oracle_basis(v),
                  !v->ulp_gated && v->n > 0 ? " [ulp form at the token/channel scale, not gated: no condition scale]" : "");
         print_wrapped(f, "   ", 6, note);
+        {
+            char pw[512];
+            power_sentence(v, pw, sizeof pw);
+            print_wrapped(f, "   ", 6, pw);
+        }
     }
 }
 
@@ -369,17 +397,48 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
         json_object_set_new(nums, "max_ratio_judged", num(v->max_ratio_judged));
         json_object_set_new(nums, "magnitude_limit", num(v->magnitude_limit_n));
         json_object_set_new(nums, "ulp_gated", json_boolean(v->ulp_gated));
-        json_object_set_new(nums, "mean_error_reference", num(v->mean_r));
-        json_object_set_new(nums, "mean_error_candidate", num(v->mean_c));
-        json_object_set_new(nums, "sign_mean_reference", num(v->sign_r));
-        json_object_set_new(nums, "sign_mean_candidate", num(v->sign_c));
-        json_object_set_new(nums, "gain_reference", num(v->gain_r));
-        json_object_set_new(nums, "gain_candidate", num(v->gain_c));
         json_object_set_new(nums, "rms_oracle", num(v->out_rms)); /* turns a gain into its error component */
-        json_object_set_new(nums, "channel_bias_reference", num(v->chan_r));
-        json_object_set_new(nums, "channel_bias_candidate", num(v->chan_c));
-        json_object_set_new(nums, "row_bias_reference", num(v->row_r));
-        json_object_set_new(nums, "row_bias_candidate", num(v->row_c));
+        json_object_set_new(nums, "error_scale", num(v->rms_expected)); /* D: the bias numbers' unit */
+        {
+            json_t *bias = json_object(), *pw = json_object(), *evj = json_object();
+            for (int sc = 0; sc < ADM_BIAS_SCOPES; sc++) {
+                json_t *so = json_object();
+                for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+                    const adm_bias_test *bt = &v->bias[sc][k];
+                    json_t *ko = json_object();
+                    json_object_set_new(ko, "applicable", json_boolean(bt->applicable));
+                    json_object_set_new(ko, "failed", json_boolean(bt->failed));
+                    json_object_set_new(ko, "reference", num(bt->ref));
+                    json_object_set_new(ko, "candidate", num(bt->cand));
+                    json_object_set_new(ko, "difference", num(bt->diff));
+                    json_object_set_new(ko, "standard_error", num(bt->se));
+                    json_object_set_new(ko, "reference_credited", num(bt->credited_ref));
+                    json_object_set_new(ko, "excess", num(bt->excess));
+                    json_object_set_new(ko, "floor", num(bt->floor));
+                    json_object_set_new(ko, "t", num(bt->t));
+                    json_object_set_new(ko, "dof", num(bt->dof));
+                    json_object_set_new(ko, "detect", num(bt->detect));
+                    json_object_set_new(so, adm_bias_kind_name(k), ko);
+                }
+                json_object_set_new(bias, adm_bias_scope_name(sc), so);
+            }
+            json_object_set_new(bias, "unit", json_string("D, the reference path's RMS error floored at the "
+                                                          "correctly rounded output's"));
+            json_object_set_new(o, "bias", bias);
+            json_object_set_new(pw, "lean", num(v->power.lean));
+            json_object_set_new(pw, "sign", num(v->power.sign));
+            json_object_set_new(pw, "gain", num(v->power.gain));
+            json_object_set_new(pw, "gain_relative", num(v->power.gain_relative));
+            json_object_set_new(pw, "channel", num(v->power.channel));
+            json_object_set_new(pw, "row", num(v->power.row));
+            json_object_set_new(pw, "rms_ratio", num(v->power.rms_ratio));
+            json_object_set_new(o, "power", pw);
+            json_object_set_new(evj, "captures", json_integer((json_int_t)v->ev.captures));
+            json_object_set_new(evj, "elements", json_integer((json_int_t)v->ev.n));
+            json_object_set_new(evj, "nontrivial", json_integer((json_int_t)v->ev.nontrivial));
+            json_object_set_new(evj, "sufficient", json_boolean(v->evidence_ok));
+            json_object_set_new(o, "evidence", evj);
+        }
         json_object_set_new(nums, "flips_reference", json_integer(v->flips_r));
         json_object_set_new(nums, "flips_candidate", json_integer(v->flips_c));
         json_object_set_new(nums, "flip_ties", json_integer(v->ties));
@@ -444,9 +503,15 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
             adm_buf_puts(&b, "\"/>\n    </testcase>\n");
             continue;
         }
-        snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx; oracle: %s</system-out>\n",
-                 adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged, v->ulp_ratio, oracle_basis(v));
-        adm_buf_puts(&b, tmp);
+        {
+            char pw[512];
+            power_sentence(v, pw, sizeof pw);
+            snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx; oracle: %s; ",
+                     adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged, v->ulp_ratio, oracle_basis(v));
+            adm_buf_puts(&b, tmp);
+            adm_buf_xml(&b, pw);
+            adm_buf_puts(&b, "</system-out>\n");
+        }
         if (adm_report_claim_violated(row)) {
             snprintf(tmp, sizeof tmp, "      <failure message=\"claimed %s, measured %s\">", adm_tier_name(row->claim),
                      adm_tier_name(v->tier));
@@ -542,11 +607,10 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
     adm_buf_puts(&b, "</th><th>candidate</th><th>");
     adm_buf_xml(&b, r->claim_label ? r->claim_label : "claim");
     adm_buf_puts(&b, "</th><th>measured</th><th class=\"num\">RMS</th><th class=\"num\">max</th><th class=\"num\">ulp RMS</th>"
-              "<th class=\"num\">mean / ref RMS</th><th>failed gates</th></tr>\n");
+              "<th class=\"num\">lean (D)</th><th>failed gates</th></tr>\n");
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
-        double D = v->rms_expected;
         if (row->error) {
             adm_buf_puts(&b, "<tr class=\"error bad\"><td>");
             adm_buf_xml(&b, row->source);
@@ -569,7 +633,7 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
         snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>%s</td><td class=\"num\">%.3gx</td><td class=\"num\">%.3gx</td>"
                  "<td class=\"num\">%.3gx%s</td><td class=\"num\">%.3g</td><td>",
                  row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged,
-                 v->ulp_ratio, v->ulp_gated ? "" : " (not gated)", D > 0 ? v->mean_c / D : 0.0);
+                 v->ulp_ratio, v->ulp_gated ? "" : " (not gated)", v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].diff);
         adm_buf_puts(&b, tmp);
         for (int g = 1; g < ADM_GATE_COUNT; g++)
             if (!v->gate[g].passed && (g != ADM_GATE_EXACT || v->tier == ADM_TIER_EXACT)) {
@@ -607,11 +671,15 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
         put_num_row(&b, "RMS error", v->rms_r, v->rms_c);
         put_num_row(&b, "max error", v->max_r, v->max_c);
         put_num_row(&b, "RMS error (ulps)", v->ulp_rms_r, v->ulp_rms_c);
-        put_num_row(&b, "mean error", v->mean_r, v->mean_c);
-        put_num_row(&b, "mean along sign(o)", v->sign_r, v->sign_c);
-        put_num_row(&b, "gain", v->gain_r, v->gain_c);
-        put_num_row(&b, "channel bias", v->chan_r, v->chan_c);
-        put_num_row(&b, "row bias", v->row_r, v->row_c);
+        {
+            static const char *lab[ADM_BIAS_SCOPES][ADM_BIAS_KINDS] = {
+                {"mean error (D)", "mean along sign(o) (D)", "gain (D)"},
+                {"per-channel mean (D)", "per-channel sign (D)", "per-channel gain (D)"},
+                {"per-row mean (D)", "per-row sign (D)", "per-row gain (D)"}};
+            for (int sc = 0; sc < ADM_BIAS_SCOPES; sc++)
+                for (int k = 0; k < ADM_BIAS_KINDS; k++)
+                    if (v->bias[sc][k].applicable) put_num_row(&b, lab[sc][k], v->bias[sc][k].ref, v->bias[sc][k].cand);
+        }
         adm_buf_puts(&b, "</table><figure style=\"margin:0\">");
         svg_hist(&b, v);
         adm_buf_puts(&b, "<figcaption>error in ulps: reference path grey, candidate blue</figcaption></figure></div>\n"
@@ -623,6 +691,13 @@ static adm_status render_html(const adm_report *r, char **out, size_t *len)
             adm_buf_xml(&b, adm_gate_name(g));
             adm_buf_puts(&b, v->gate[g].passed ? "</b> (not applicable): " : "</b>: ");
             adm_buf_xml(&b, v->gate[g].reason);
+            adm_buf_puts(&b, "</p>");
+        }
+        {
+            char pw[512];
+            power_sentence(v, pw, sizeof pw);
+            adm_buf_puts(&b, "<p class=\"power\">");
+            adm_buf_xml(&b, pw);
             adm_buf_puts(&b, "</p>");
         }
         adm_buf_puts(&b, "</div><p><a href=\"#\">back to the summary</a></p></section>\n");

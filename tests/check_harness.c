@@ -105,10 +105,10 @@ static void judge(const fixture *f, const adm_tensor *ref, const adm_tensor *can
 
 static void show(const char *what, const adm_verdict *v)
 {
-    printf("%-34s %-8s rms %.3gx max %.3gx ulp %.3gx mean %.2g sign %.2g gain %.2g chan %.2g\n", what,
-           adm_tier_name(v->tier), v->rms_ratio, v->max_ratio, v->ulp_ratio,
-           v->mean_c / fmax(v->rms_r, v->rms_round), v->sign_c / fmax(v->rms_r, v->rms_round),
-           v->gain_c * v->out_rms / fmax(v->rms_r, v->rms_round), v->chan_c / fmax(v->rms_r, v->rms_round));
+    printf("%-34s %-8s rms %.3gx max %.3gx ulp %.3gx mean %.2g sign %.2g gain %.2g chan %.2g row %.2g (D)\n", what,
+           adm_tier_name(v->tier), v->rms_ratio, v->max_ratio, v->ulp_ratio, v->bias[0][ADM_BIAS_MEAN].cand,
+           v->bias[0][ADM_BIAS_SIGN].cand, v->bias[0][ADM_BIAS_GAIN].cand, v->bias[ADM_BIAS_CHANNEL][ADM_BIAS_MEAN].cand,
+           v->bias[ADM_BIAS_ROW][ADM_BIAS_MEAN].cand);
     for (int g = 1; g < ADM_GATE_COUNT; g++)
         if (!v->gate[g].passed) printf("    %s: %s\n", adm_gate_name(g), v->gate[g].reason);
     fflush(stdout);
@@ -303,6 +303,9 @@ START_TEST(test_fault)
     if (fl == F_TAIL)
         ck_assert_msg(v.rms_ratio <= 1.5 && v.max_ratio > 1.5, "%s: rms %.3gx, max %.3gx: not the max statistic's catch",
                       faults[fl].name, v.rms_ratio, v.max_ratio);
+    if (fl == F_GAIN_072 || fl == F_BF16_ACCUM || fl == F_FP8_OPERAND) /* the RMS ratio's own sentence */
+        ck_assert_msg(strstr(v.gate[ADM_GATE_MAGNITUDE].reason, "RMS error ") == v.gate[ADM_GATE_MAGNITUDE].reason,
+                      "%s: the RMS ratio did not reject it: %s", faults[fl].name, v.gate[ADM_GATE_MAGNITUDE].reason);
     adm_tensor_free(&r);
     adm_tensor_free(&k);
     free_fixture(&f);
@@ -383,6 +386,34 @@ START_TEST(test_special_faults)
     ck_assert(!v.gate[ADM_GATE_STRIDES].passed);
     /* one flipped bit: not exact, still lossless; -0 against +0 differs */
     vo[1].cand_status = ADM_OK;
+    /* (views all hold again) a special case whose finite values differ in one bit (same NaN and
+     * Inf positions): the special gate holds, exactness does not */
+    {
+        adm_tensor s1;
+        double v1[8] = {NAN, NAN, NAN, NAN, 1.0078125 /* 1 + one bf16 ulp */, INFINITY, -2.0, 3.0};
+        ck_assert_int_eq(adm_tensor_from_f64(&s1, ADM_BF16, 2, rs, v1, ADM_RNE, 0), ADM_OK);
+        so.cand = &s1;
+        judge(&f, &r, &k, &extra, &v);
+        show("a special case off by one bit", &v);
+        ck_assert(v.gate[ADM_GATE_SPECIAL].passed && !v.gate[ADM_GATE_EXACT].passed);
+        ck_assert_int_eq(v.tier, ADM_TIER_LOSSLESS);
+        so.cand = &sr;
+        adm_tensor_free(&s1);
+    }
+    /* the capture's own outputs: a NaN where the reference is finite (a
+     * stored candidate that swallows nothing but makes NaN) */
+    {
+        uint64_t keep = adm_tensor_bits(&k, 7);
+        adm_judge_input stored;
+        memset(&stored, 0, sizeof stored);
+        stored.n_views = -1;
+        adm_tensor_set_bits(&k, 7, 0x7fc0);
+        judge(&f, &r, &k, &stored, &v);
+        show("NaN in the stored output", &v);
+        ck_assert(!v.gate[ADM_GATE_SPECIAL].passed && v.tier == ADM_TIER_HIGH);
+        ck_assert_ptr_nonnull(strstr(v.gate[ADM_GATE_SPECIAL].reason, "On the capture's inputs, element 7 is NaN"));
+        adm_tensor_set_bits(&k, 7, keep);
+    }
     adm_tensor_set_bits(&k, 5, adm_tensor_bits(&k, 5) ^ 1);
     judge(&f, &r, &k, &extra, &v);
     ck_assert_int_eq(v.tier, ADM_TIER_LOSSLESS);
@@ -456,7 +487,7 @@ START_TEST(test_judge_nomem)
         adm_error_clear();
     }
     printf("gates: %d allocations failed in turn, each ADM_ERR_NOMEM\n", failures);
-    ck_assert_int_ge(failures, 6); /* 5 shared arrays, >= 1 per thread pair, the top-k buffer */
+    ck_assert_int_ge(failures, 5); /* the numeric gates' 4 arrays (rows, channels, blocks, histograms), the top-k buffer */
     adm_tensor_free(&r);
     adm_tensor_free(&k);
     free_fixture(&f);
@@ -565,7 +596,9 @@ static void fa_make(fa_impl *f, const char *op, const char *name, const adm_gemm
     f->fp64 = fp64;
 }
 
-static double ratio_over(double c, double r, double floor) { return floor > 0 ? (fabs(c) - fabs(r)) / floor : 0; }
+/* A bias statistic's excess over its materiality floor (alarm above 1
+ * when the paired difference is also significant). */
+static double over_floor(const adm_bias_test *b) { return b->applicable && b->floor > 0 ? b->excess / b->floor : 0; }
 
 START_TEST(test_false_alarms)
 {
@@ -573,7 +606,7 @@ START_TEST(test_false_alarms)
                                    "fp64 intermediates"};
     int runs = 100, rejected[ADM_GATE_COUNT] = {0}, identical = 0;
     double worst[ADM_GATE_COUNT][2];   /* [gate][out fp32] */
-    double w_bias[5] = {0};            /* mean, sign, gain, channel, row: over the materiality floor */
+    double w_bias[5] = {0};            /* mean, sign, gain, channel, row: the excess over the materiality floor */
     memset(worst, 0, sizeof worst);
     for (int s = 0; s < runs; s++) {
         /* bf16 out for the epilogues (which round the bias and the GELU
@@ -593,7 +626,6 @@ START_TEST(test_false_alarms)
         const adm_tensor *in[ADM_OP_MAX_INPUTS];
         char name[64];
         const adm_verdict *v = &rr.verdict;
-        double D;
         make_fixture(&f, 1000 + (uint64_t)s, 48, 256, 64, gelu);
         adm_gemm_emu_reference(&re);
         ce = re;
@@ -630,12 +662,11 @@ START_TEST(test_false_alarms)
             }
         worst[ADM_GATE_MAGNITUDE][f32] =
             fmax(worst[ADM_GATE_MAGNITUDE][f32], fmax(v->rms_ratio, fmax(v->max_ratio, v->ulp_ratio)) / 1.5);
-        D = 0.1 * fmax(v->rms_r, v->rms_round);
-        w_bias[0] = fmax(w_bias[0], ratio_over(v->mean_c, v->mean_r, D));
-        w_bias[1] = fmax(w_bias[1], ratio_over(v->sign_c, v->sign_r, D));
-        w_bias[2] = fmax(w_bias[2], ratio_over(v->gain_c * v->out_rms, v->gain_r * v->out_rms, D));
-        w_bias[3] = fmax(w_bias[3], (v->chan_c - v->chan_r) / D);
-        w_bias[4] = fmax(w_bias[4], (v->row_c - v->row_r) / D);
+        for (int k = 0; k < ADM_BIAS_KINDS; k++) w_bias[k] = fmax(w_bias[k], over_floor(&v->bias[ADM_BIAS_GLOBAL][k]));
+        for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+            w_bias[3] = fmax(w_bias[3], over_floor(&v->bias[ADM_BIAS_CHANNEL][k]));
+            w_bias[4] = fmax(w_bias[4], over_floor(&v->bias[ADM_BIAS_ROW][k]));
+        }
         worst[ADM_GATE_FLIP][f32] = fmax(worst[ADM_GATE_FLIP][f32],
                                          (double)v->flips_c / (1.5 * (double)v->flips_r + 3.0 * sqrt((double)v->flips_r + 1.0)));
         if (f32) adm_tensor_free(&x32);
@@ -653,6 +684,320 @@ START_TEST(test_false_alarms)
                       rejected[g], runs);
     ck_assert_msg(identical <= runs / 10, "%d of %d candidates were bit-identical: the test would judge nothing",
                   identical, runs);
+}
+END_TEST
+
+static void stored_input(const adm_oracle_result *orc, const adm_tensor *ref, const adm_tensor *cand,
+                         adm_judge_input *in);
+
+/* ------------------------------------------------------------ bias: each statistic catches its lean */
+
+/* A candidate made from the oracle: each element's exact value moved by
+ * the lean before one rounding (RNE) into bf16. */
+typedef enum lean_kind {
+    LK_MEAN, LK_SIGN, LK_GAIN, LK_CHAN_MEAN, LK_CHAN_SIGN, LK_CHAN_GAIN, LK_ROW_MEAN, LK_ROW_SIGN, LK_ROW_GAIN,
+    LK_COUNT
+} lean_kind;
+
+static const struct { const char *name; int scope, kind; } leans[LK_COUNT] = {
+    [LK_MEAN] = {"a nudge of +1/4 ulp before rounding", ADM_BIAS_GLOBAL, ADM_BIAS_MEAN},
+    [LK_SIGN] = {"-1/8 ulp toward zero before rounding", ADM_BIAS_GLOBAL, ADM_BIAS_SIGN},
+    [LK_GAIN] = {"a gain of 0.6 D", ADM_BIAS_GLOBAL, ADM_BIAS_GAIN},
+    [LK_CHAN_MEAN] = {"+-1/4 ulp on alternate channel pairs", ADM_BIAS_CHANNEL, ADM_BIAS_MEAN},
+    [LK_CHAN_SIGN] = {"1/8 ulp toward zero in even channels, away in odd", ADM_BIAS_CHANNEL, ADM_BIAS_SIGN},
+    [LK_CHAN_GAIN] = {"a gain of +-0.6 D on alternate channel pairs", ADM_BIAS_CHANNEL, ADM_BIAS_GAIN},
+    [LK_ROW_MEAN] = {"+-1/4 ulp on alternate token pairs", ADM_BIAS_ROW, ADM_BIAS_MEAN},
+    [LK_ROW_SIGN] = {"1/4 ulp toward zero in even tokens, away in odd", ADM_BIAS_ROW, ADM_BIAS_SIGN},
+    [LK_ROW_GAIN] = {"a per-token scale of +-1/4 ulp (a statistic held in 10 bits)", ADM_BIAS_ROW, ADM_BIAS_GAIN},
+};
+
+static void leaned_candidate(const fixture *f, lean_kind lk, double D, double orms, adm_tensor *c)
+{
+    int64_t M = f->o.shape[0], N = f->o.shape[1];
+    ck_assert_int_eq(adm_tensor_alloc(c, ADM_BF16, 2, f->o.shape), ADM_OK);
+    for (int64_t i = 0; i < M * N; i++) {
+        int64_t row = i / N, ch = i % N;
+        double o = ((const double *)f->o.data)[i], u = adm_format_ulp(ADM_BF16, o), y = o;
+        int up_ch = (ch / 2) % 2 == 0, up_row = (row / 2) % 2 == 0;
+        uint64_t b;
+        switch (lk) {
+        case LK_MEAN: y = o + 0.25 * u; break;
+        case LK_SIGN: y = o - 0.125 * u * (o < 0 ? -1 : 1); break;
+        case LK_GAIN: y = o * (1 + 0.6 * D / orms); break;
+        case LK_CHAN_MEAN: y = o + (up_ch ? 0.25 : -0.25) * u; break;
+        case LK_CHAN_SIGN: y = o + (ch % 2 ? 0.125 : -0.125) * u * (o < 0 ? -1 : 1); break;
+        case LK_CHAN_GAIN: y = o * (1 + (up_ch ? 0.6 : -0.6) * D / orms); break;
+        case LK_ROW_MEAN: y = o + (up_row ? 0.25 : -0.25) * u; break;
+        case LK_ROW_SIGN: y = o + (row % 2 ? 0.25 : -0.25) * u * (o < 0 ? -1 : 1); break;
+        case LK_ROW_GAIN: y = o * (1 + (up_row ? 1 : -1) * 0x1p-10); break;
+        default: break;
+        }
+        adm_format_encode(ADM_BF16, y, ADM_RNE, 0, &b);
+        adm_tensor_set_bits(c, i, b);
+    }
+}
+
+/* Each bias statistic rejects the lean it exists for, inside the
+ * magnitude budget, on a symmetric bf16 output (a linear layer without
+ * bias: 128 tokens x 256 channels). The assertion names the statistic, so
+ * a statistic forced to pass (tests/mutation.sh) turns this red. */
+START_TEST(test_bias_statistic)
+{
+    lean_kind lk = (lean_kind)_i;
+    fixture f;
+    adm_gemm_emu re;
+    adm_tensor r, k;
+    adm_verdict v;
+    double D, orms = 0;
+    make_fixture(&f, 301 + (uint64_t)_i, 128, 512, 256, 0);
+    ref_emu(&f, &re);
+    run_emu(&f, &re, &r);
+    D = adm_judge_resolve_scale(&f.o, &r);
+    for (int64_t i = 0; i < adm_tensor_numel(&f.o); i++) orms += ((double *)f.o.data)[i] * ((double *)f.o.data)[i];
+    orms = sqrt(orms / (double)adm_tensor_numel(&f.o));
+    leaned_candidate(&f, lk, D, orms, &k);
+    judge(&f, &r, &k, NULL, &v);
+    show(leans[lk].name, &v);
+    {
+        const adm_bias_test *b = &v.bias[leans[lk].scope][leans[lk].kind];
+        ck_assert_msg(b->applicable && b->failed, "%s: the %s %s statistic did not reject it (excess %.3g D over a "
+                      "floor of %.3g, %.3g standard errors)", leans[lk].name, adm_bias_scope_name(leans[lk].scope),
+                      adm_bias_kind_name(leans[lk].kind), b->excess, b->floor, b->se > 0 ? fabs(b->diff) / b->se : 0);
+    }
+    ck_assert_int_eq(v.tier, ADM_TIER_HIGH);
+    ck_assert_msg(v.rms_ratio < v.magnitude_limit_n, "%s: the RMS ratio %.3g alone would have caught it",
+                  leans[lk].name, v.rms_ratio);
+    adm_tensor_free(&r);
+    adm_tensor_free(&k);
+    free_fixture(&f);
+}
+END_TEST
+
+/* The fp32 row sum (a 1-D output: only the global statistics apply): a
+ * shift of 0.5 D (0.3 D after the fp32 rounding) on 1024 rows is rejected by the signed mean, which the
+ * old floor (one fp32 rounding of a gain, 0.7-0.9 D on a row sum) hid at
+ * every n; the unshifted sum passes. */
+START_TEST(test_bias_fp32_shift)
+{
+    int64_t xs[2] = {1024, 256};
+    adm_tensor x, ref, cand, shifted;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x};
+    adm_oracle_result orc;
+    adm_op_params p;
+    adm_judge_input ji;
+    adm_verdict v;
+    double D;
+    ck_assert_int_eq(adm_synth_gaussian(4242, 1.0, ADM_FP32, 2, xs, &x), ADM_OK);
+    oracle_of("row_sum", "{}", in, &orc);
+    ck_assert_int_eq(adm_op_params_parse(adm_op_find("row_sum"), "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_emu_row_sum(&p, in, ADM_SUM_PAIRWISE, &ref), ADM_OK);
+    ck_assert_int_eq(adm_emu_row_sum(&p, in, ADM_SUM_WARP, &cand), ADM_OK);
+    D = adm_judge_resolve_scale(&orc.value, &ref);
+    ck_assert_int_eq(adm_tensor_alloc(&shifted, ADM_FP32, 1, cand.shape), ADM_OK);
+    for (int64_t i = 0; i < 1024; i++)
+        adm_tensor_set_bits(&shifted, i, adm_f32_bits((float)(adm_tensor_get(&cand, i) + 0.5 * D)));
+    for (int pass = 0; pass < 2; pass++) {
+        stored_input(&orc, &ref, pass ? &shifted : &cand, &ji);
+        ck_assert_int_eq(adm_judge(&ji, NULL, &v), ADM_OK);
+        show(pass ? "fp32 row sum shifted by 0.5 D" : "fp32 row sum, warp order", &v);
+        ck_assert_int_eq(v.bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].failed, pass);
+        ck_assert_int_eq(v.tier == ADM_TIER_HIGH, pass);
+        ck_assert(!v.bias[ADM_BIAS_CHANNEL][ADM_BIAS_MEAN].applicable && !v.bias[ADM_BIAS_ROW][ADM_BIAS_MEAN].applicable);
+    }
+    adm_tensor_free(&x);
+    adm_tensor_free(&ref);
+    adm_tensor_free(&cand);
+    adm_tensor_free(&shifted);
+    adm_oracle_result_free(&orc);
+}
+END_TEST
+
+/* ------------------------------------------------------------ pooled evidence and power */
+
+/* A fused RMSNorm-like candidate on small captures: the correctly rounded
+ * output nudged by k of an ulp before rounding. */
+static void small_capture(uint64_t seed, int64_t M, int64_t N, double nudge, adm_oracle_result *orc, adm_tensor *ref,
+                          adm_tensor *cand, adm_tensor *x)
+{
+    int64_t xs[2] = {M, N};
+    adm_synth_config sc;
+    adm_gemm_emu re;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS];
+    adm_tensor w;
+    int64_t ws[2] = {N, 64};
+    adm_synth_config_default(&sc);
+    sc.seed = seed;
+    sc.tokens = M;
+    sc.channels = 64;
+    (void)xs;
+    ck_assert_int_eq(adm_synth_activations(&sc, x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(seed * 3 + 1, 0.125, ADM_BF16, 2, ws, &w), ADM_OK);
+    in[0] = x;
+    in[1] = &w;
+    in[2] = NULL;
+    oracle_of("linear", "{}", in, orc);
+    adm_gemm_emu_reference(&re);
+    ck_assert_int_eq(adm_emu_gemm(x, &w, NULL, &re, ref), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(cand, ADM_BF16, 2, orc->value.shape), ADM_OK);
+    for (int64_t i = 0; i < M * N; i++) {
+        double o = ((double *)orc->value.data)[i];
+        uint64_t b;
+        adm_format_encode(ADM_BF16, o + nudge * adm_format_ulp(ADM_BF16, o), ADM_RNE, 0, &b);
+        adm_tensor_set_bits(cand, i, b);
+    }
+    adm_tensor_free(&w);
+}
+
+static void judge_stored(const adm_oracle_result *orc, const adm_tensor *ref, const adm_tensor *cand, adm_verdict *v)
+{
+    adm_judge_input ji;
+    stored_input(orc, ref, cand, &ji);
+    ck_assert_msg(adm_judge(&ji, NULL, v) == ADM_OK, "%s", adm_error_message());
+}
+
+/* A pool of one capture is that capture's verdict, number for number. */
+START_TEST(test_pool_of_one)
+{
+    adm_oracle_result orc;
+    adm_tensor x, r, c;
+    adm_verdict v, acc;
+    small_capture(77, 16, 64, 0.3, &orc, &r, &c, &x);
+    judge_stored(&orc, &r, &c, &v);
+    memset(&acc, 0, sizeof acc);
+    adm_verdict_pool_add(&acc, &v, NULL);
+    adm_verdict_pool_finish(&acc, NULL);
+    ck_assert_int_eq(acc.tier, v.tier);
+    ck_assert(acc.rms_ratio == v.rms_ratio && acc.max_ratio_judged == v.max_ratio_judged && acc.ulp_ratio == v.ulp_ratio);
+    ck_assert(memcmp(acc.bias, v.bias, sizeof v.bias) == 0);
+    ck_assert(memcmp(&acc.power, &v.power, sizeof v.power) == 0);
+    for (int g = 1; g < ADM_GATE_COUNT; g++) {
+        ck_assert_int_eq(acc.gate[g].passed, v.gate[g].passed);
+        ck_assert_str_eq(acc.gate[g].reason, v.gate[g].reason);
+    }
+    adm_tensor_free(&x);
+    adm_tensor_free(&r);
+    adm_tensor_free(&c);
+    adm_oracle_result_free(&orc);
+}
+END_TEST
+
+/* A lean of 0.15 ulp before rounding on 64-element captures (4 tokens x 16
+ * channels): one capture cannot see it (its power says so: a lean under
+ * about half of D goes unseen); 16 pooled captures reject it, and their
+ * power is at least 3x finer. The pool does not depend on the order of
+ * its captures beyond the last bits of its sums, and the same 16 captures
+ * without the lean pass. */
+START_TEST(test_pool_detects)
+{
+    enum { K = 16 };
+    adm_verdict one[K], acc, rev, clean, v;
+    int caught_alone = 0;
+    memset(&acc, 0, sizeof acc);
+    memset(&rev, 0, sizeof rev);
+    memset(&clean, 0, sizeof clean);
+    for (int k = 0; k < K; k++) {
+        adm_oracle_result orc;
+        adm_tensor x, r, c, c0;
+        small_capture(500 + (uint64_t)k, 4, 16, 0.15, &orc, &r, &c, &x);
+        judge_stored(&orc, &r, &c, &one[k]);
+        caught_alone += one[k].bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].failed;
+        adm_verdict_pool_add(&acc, &one[k], NULL);
+        adm_tensor_free(&c);
+        adm_tensor_free(&x);
+        adm_tensor_free(&r);
+        adm_oracle_result_free(&orc);
+        small_capture(500 + (uint64_t)k, 4, 16, 0.0, &orc, &r, &c0, &x);
+        judge_stored(&orc, &r, &c0, &v);
+        adm_verdict_pool_add(&clean, &v, NULL);
+        adm_tensor_free(&c0);
+        adm_tensor_free(&x);
+        adm_tensor_free(&r);
+        adm_oracle_result_free(&orc);
+    }
+    for (int k = K - 1; k >= 0; k--) adm_verdict_pool_add(&rev, &one[k], NULL);
+    adm_verdict_pool_finish(&acc, NULL);
+    adm_verdict_pool_finish(&rev, NULL);
+    adm_verdict_pool_finish(&clean, NULL);
+    show("16 pooled captures of 64, lean 0.15 ulp", &acc);
+    show("the same 16 without the lean", &clean);
+    printf("caught on %d of %d captures alone; power alone %.3g D, pooled %.3g D\n", caught_alone, K,
+           one[0].power.lean, acc.power.lean);
+    ck_assert_int_le(caught_alone, 2);
+    ck_assert(one[0].power.lean > 0.4);
+    ck_assert(acc.bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].failed);
+    ck_assert_int_eq(acc.tier, ADM_TIER_HIGH);
+    ck_assert(acc.power.lean < one[0].power.lean / 3);
+    ck_assert_int_eq(acc.n, 16 * 64);
+    ck_assert_int_eq(rev.tier, acc.tier);
+    ck_assert(fabs(rev.bias[0][0].diff - acc.bias[0][0].diff) <= 1e-12 * fabs(acc.bias[0][0].diff));
+    ck_assert_int_ne(clean.tier, ADM_TIER_HIGH);
+}
+END_TEST
+
+/* A verdict needs enough finite, non-trivial elements: all-zero inputs
+ * (every implementation returns exact zeros) and all-NaN inputs prove
+ * nothing and admit nothing; 31 non-trivial elements are too few, 32
+ * enough. A claim's required power fails the evidence gate where the
+ * captures cannot reach it. */
+START_TEST(test_evidence)
+{
+    adm_oracle_result orc;
+    adm_tensor x, r, c;
+    adm_verdict v;
+    for (int which = 0; which < 2; which++) {
+        int64_t xs[2] = {32, 64};
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x};
+        adm_op_params p;
+        ck_assert_int_eq(adm_tensor_alloc(&x, ADM_FP32, 2, xs), ADM_OK);
+        for (int64_t i = 0; i < 32 * 64; i++) adm_tensor_set_bits(&x, i, which ? 0x7fc00000u : 0);
+        oracle_of("row_sum", "{}", in, &orc);
+        ck_assert_int_eq(adm_op_params_parse(adm_op_find("row_sum"), "{}", &p), ADM_OK);
+        ck_assert_int_eq(adm_emu_row_sum(&p, in, ADM_SUM_PAIRWISE, &r), ADM_OK);
+        ck_assert_int_eq(adm_emu_row_sum(&p, in, ADM_SUM_SEQUENTIAL, &c), ADM_OK);
+        judge_stored(&orc, &r, &c, &v);
+        show(which ? "all-NaN capture" : "all-zero capture", &v);
+        ck_assert(!v.gate[ADM_GATE_EVIDENCE].passed && !v.evidence_ok);
+        ck_assert_int_eq(v.tier, ADM_TIER_HIGH);
+        ck_assert_ptr_nonnull(strstr(v.gate[ADM_GATE_EVIDENCE].reason, "proves nothing"));
+        adm_tensor_free(&x);
+        adm_tensor_free(&r);
+        adm_tensor_free(&c);
+        adm_oracle_result_free(&orc);
+    }
+    for (int rows = 31; rows <= 32; rows++) { /* a row sum of `rows` rows: the non-trivial elements */
+        int64_t xs[2] = {rows, 64};
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x};
+        adm_op_params p;
+        ck_assert_int_eq(adm_synth_gaussian(31 + (uint64_t)rows, 1.0, ADM_FP32, 2, xs, &x), ADM_OK);
+        oracle_of("row_sum", "{}", in, &orc);
+        ck_assert_int_eq(adm_op_params_parse(adm_op_find("row_sum"), "{}", &p), ADM_OK);
+        ck_assert_int_eq(adm_emu_row_sum(&p, in, ADM_SUM_PAIRWISE, &r), ADM_OK);
+        ck_assert_int_eq(adm_emu_row_sum(&p, in, ADM_SUM_PAIRWISE, &c), ADM_OK);
+        judge_stored(&orc, &r, &c, &v);
+        ck_assert_int_eq(v.evidence_ok, rows == 32);
+        ck_assert_int_eq(v.tier, rows == 32 ? ADM_TIER_EXACT : ADM_TIER_HIGH);
+        if (rows == 32) {
+            adm_power need;
+            adm_verdict w = v;
+            memset(&need, 0, sizeof need);
+            need.lean = 2.0; /* reachable: the power of 32 elements is about 0.8 D */
+            adm_verdict_require_power(&w, &need);
+            ck_assert_int_eq(w.tier, ADM_TIER_EXACT);
+            need.lean = 0.2;
+            adm_verdict_require_power(&w, &need);
+            ck_assert_int_eq(w.tier, ADM_TIER_HIGH);
+            ck_assert_ptr_nonnull(strstr(w.gate[ADM_GATE_EVIDENCE].reason, "Insufficient evidence: a lean of 0.2 D"));
+            w = v;
+            memset(&need, 0, sizeof need);
+            need.channel = 0.5; /* a 1-D output has no channel statistic */
+            adm_verdict_require_power(&w, &need);
+            ck_assert_int_eq(w.tier, ADM_TIER_HIGH);
+        }
+        adm_tensor_free(&x);
+        adm_tensor_free(&r);
+        adm_tensor_free(&c);
+        adm_oracle_result_free(&orc);
+    }
 }
 END_TEST
 
@@ -1244,6 +1589,52 @@ START_TEST(test_table_api)
 }
 END_TEST
 
+/* The static declarations the table cannot measure: transcendentals less
+ * accurate than the reference's and a dropped stable formulation each fail
+ * the static gate on their own, on a candidate that measures lossless (the
+ * fused GELU epilogue): approximate by construction, whatever it measures. */
+START_TEST(test_static_declarations)
+{
+    fixture f;
+    adm_gemm_emu re, ce;
+    adm_tensor r, k;
+    adm_verdict v;
+    adm_decl rd, cd;
+    adm_judge_input extra;
+    make_fixture(&f, 61, 32, 128, 64, 1);
+    ref_emu(&f, &re);
+    run_emu(&f, &re, &r);
+    ce = emu(1, 1, 1);
+    ce.gelu = re.gelu;
+    run_emu(&f, &ce, &k);
+    memset(&extra, 0, sizeof extra);
+    extra.n_views = -1;
+    adm_decl_undeclared(&rd);
+    rd.accumulator = ADM_FP32;
+    rd.transcendental_ulps = 1;
+    rd.stable = 1;
+    extra.ref_decl = &rd;
+    extra.cand_decl = &cd;
+    for (int which = 0; which < 3; which++) {
+        cd = rd;
+        if (which == 1) cd.transcendental_ulps = 4;
+        if (which == 2) cd.stable = 0;
+        judge(&f, &r, &k, &extra, &v);
+        if (which == 0) {
+            ck_assert_int_eq(v.tier, ADM_TIER_LOSSLESS);
+            continue;
+        }
+        show(which == 1 ? "transcendentals to 4 ulps, the reference's 1" : "no stable formulation", &v);
+        ck_assert(!v.gate[ADM_GATE_STATIC].passed);
+        ck_assert_ptr_nonnull(strstr(v.gate[ADM_GATE_STATIC].reason, which == 1 ? "Transcendentals" : "stable one"));
+        ck_assert_int_eq(v.tier, ADM_TIER_HIGH);
+    }
+    adm_tensor_free(&r);
+    adm_tensor_free(&k);
+    free_fixture(&f);
+}
+END_TEST
+
 START_TEST(test_tiers_and_config)
 {
     adm_tier t;
@@ -1272,6 +1663,7 @@ static Suite *harness_suite(void)
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_faults);
     tcase_add_test(tc, test_judge_nomem);
+    tcase_add_test(tc, test_static_declarations);
     tcase_add_test(tc, test_table_api);
     tcase_add_loop_test(tc, test_params_misfit, 0, (int)(sizeof misfit_cases / sizeof misfit_cases[0]));
     suite_add_tcase(s, tc);
@@ -1281,6 +1673,17 @@ static Suite *harness_suite(void)
     tc = tcase_create("SeedTable");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_seed_table);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Bias");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_bias_statistic, 0, LK_COUNT);
+    tcase_add_test(tc, test_bias_fp32_shift);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Pooling");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_pool_of_one);
+    tcase_add_test(tc, test_pool_detects);
+    tcase_add_test(tc, test_evidence);
     suite_add_tcase(s, tc);
     tc = tcase_create("FalseAlarms");
     tcase_set_timeout(tc, 900);

@@ -138,7 +138,7 @@ not_sandboxed)
     # stopped (SIGSTOP) as soon as it appears; tried again when it finished before it could be stopped
     stalled=no
     for try in 1 2 3 4 5; do
-        ADM_SANDBOX_CPU=0 ADM_SANDBOX_TIMEOUT=2 "$admit" drift --arm a=a.h5:/img --arm b=a.png --control a:b >stall.out 2>&1 &
+        ADM_SANDBOX_CPU=600 ADM_SANDBOX_TIMEOUT=2 "$admit" drift --arm a=a.h5:/img --arm b=a.png --control a:b >stall.out 2>&1 &
         pid=$!
         kid=
         while [ -z "$kid" ] && kill -0 "$pid" 2>/dev/null; do

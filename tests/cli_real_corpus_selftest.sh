@@ -60,7 +60,7 @@ variant tier "m['captures'][0]['candidates'][1]['expected'] = 'exact'"
 expect 1 "gelu_small.h5/rounded_once (fused): verdict lossless, manifest exact" -- \
     "$corpus_check" "$admit" "$work/w" "$src" "$work/tier"
 variant tier2 "m['captures'][0]['candidates'][2]['expected'] = 'lossless'"
-expect 1 "gelu_small.h5/truncated (truncation): verdict high, manifest lossless" "(truncation-like)" -- \
+expect 1 "gelu_small.h5/truncated (truncation): verdict high, manifest lossless" "truncation-like" -- \
     "$corpus_check" "$admit" "$work/w" "$src" "$work/tier2"
 variant missing "m['captures'].append({'file': 'gone.h5', 'candidates': [{'name': 'a', 'expected': 'high'}]})"
 expect 1 "lists gone.h5, which is not in" -- "$corpus_check" "$admit" "$work/w" "$src" "$work/missing"

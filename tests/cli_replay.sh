@@ -71,11 +71,11 @@ for r in json.load(open(sys.argv[1]))["results"]:
         if not g["passed"]:
             assert g["reason"].endswith("."), g["reason"]
 bias = [g for g in json.load(open(sys.argv[1]))["results"][0]["gates"] if g["gate"] == "bias"][0]["reason"]
-assert "a bias confined to channels (a shifted bias vector, a channel scale)." in bias, bias
+assert "a scale error confined to tokens (a per-token statistic rounded)." in bias, bias
 PY
 checks=$((checks + 1))
 check "terminal lines fit in 110 columns" sh -c "! awk 'length(\$0) > 110' '$work/sana.txt' | grep -q ."
-check "the terminal keeps the whole bias reason" sh -c "tr -s '\\n ' '  ' < '$work/sana.txt' | grep -q 'a shifted bias vector, a channel scale)\\.'"
+check "the terminal keeps the whole bias reason" sh -c "tr -s '\\n ' '  ' < '$work/sana.txt' | grep -q 'a scale error confined to tokens (a per-token statistic rounded)\\.'"
 
 # Text from inputs in the reports (R4): a capture path with markup, a
 # control character and bytes that are not UTF-8 keeps every field of the

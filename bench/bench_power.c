@@ -1,0 +1,484 @@
+/* The power of the bias gate (issue 16): for each op, lean and output
+ * size, the smallest realized lean the gates reject in 50% and 90% of the
+ * seeds, on one capture and on four pooled; and the false alarms of
+ * lossless reassociations. The sglang admission template (|mean e| <=
+ * 0.25 rms e, RMS and max within 1.5x of the reference's) is judged on the
+ * same candidates, side by side, in the same run.
+ *
+ * A candidate with a lean is a lossless path plus an injected lean of
+ * controlled size. For the bf16 outputs the lossless path is the fused
+ * one-rounding path (the oracle rounded to fp32, then to bf16); the lean
+ * is added before its last rounding, as a kernel's would be. For the
+ * fp32 row sum it is the warp-order sum (a reassociation of the
+ * reference's pairwise tree, weakly paired with it): its value before the
+ * last rounding is its fp32 result plus a uniform position inside that
+ * rounding's interval, and the lean is added there. Leans: shift (a constant), nudge (+k
+ * of an output ulp before rounding), round-up (a fraction of the elements
+ * rounded toward +inf), gain (x (1 + eps)), channel (+-eps on alternate
+ * channels: zero global mean) and token gain (x (1 +- eps) on alternate
+ * rows). The realized lean is what the reports call it: the candidate's
+ * statistic less the reference's, in units of D (the reference's RMS
+ * error floored at the correctly rounded output's).
+ *
+ * Usage: bench_power [--quick] [--seeds S] [--fa-seeds F] [--max-n N] [--out FILE.md] [--json FILE.json]
+ */
+#include "adm_candidates.h"
+#include "adm_capture.h"
+#include "adm_harness.h"
+#include "adm_oracle.h"
+#include "bench_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OP_ROW_SUM, OP_LINEAR, OP_GELU, OP_RMSNORM, OP_LAYERNORM, OP_GATED, OP_COUNT };
+static const char *op_label[OP_COUNT] = {"row_sum fp32", "linear bf16", "gelu bf16", "rmsnorm bf16",
+                                         "layernorm bf16", "gated_residual bf16"};
+static const char *op_name[OP_COUNT] = {"row_sum", "linear", "gelu", "rmsnorm", "layernorm", "gated_residual"};
+static const char *op_params[OP_COUNT] = {"{}", "{}", "{\"approximate\":\"tanh\"}", "{\"eps\":1e-6}",
+                                          "{\"eps\":1e-5}", "{}"};
+/* lossless implementations judged for false alarms (besides the fused
+ * one-rounding path), NULL-terminated */
+static const char *op_lossless[OP_COUNT][3] = {{"warp", NULL}, {"splitk_fp32", "bias_epilogue", NULL},
+                                               {NULL}, {"fused_fp32", NULL}, {"fused_affine_folded", NULL},
+                                               {"early_round", NULL}};
+
+enum { L_SHIFT, L_NUDGE, L_ROUNDUP, L_GAIN, L_CHANNEL, L_TOKEN, L_COUNT };
+static const char *lean_label[L_COUNT] = {"shift", "nudge", "round-up", "gain", "channel", "token gain"};
+
+/* The lean grid: the injected size in units of D (shift, channel), of an
+ * output ulp (nudge), as a fraction of elements (round-up), and as D /
+ * rms(o) (gain, token gain). */
+#define NGRID 15
+static const double grid[NGRID] = {0.01, 0.02, 0.035, 0.05, 0.07, 0.1, 0.14, 0.2, 0.3, 0.45, 0.7, 1.1, 1.6, 2.4, 3.5};
+
+typedef struct sample {
+    const adm_op *op;
+    adm_op_params p;
+    adm_tensor in[5];
+    int nin;
+    adm_tensor ref;                 /* the reference path's output */
+    adm_oracle_result orc;
+    double D, orms;
+    adm_tensor base;                /* the lossless path the leans are added to */
+    int64_t R, N;                   /* rows, channels of the output */
+} sample;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "bench_power: %s: %s\n", what, adm_error_message());
+    exit(2);
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* The output's rows and channels for n elements. */
+static void shape_for(int op, int64_t n, int64_t *R, int64_t *N)
+{
+    if (op == OP_ROW_SUM) { *R = 1; *N = n; return; }
+    *N = n <= 64 ? 16 : n <= 256 ? 32 : n <= 1024 ? 64 : 256;
+    *R = n / *N;
+}
+
+static void make_sample(int op, int64_t n, uint64_t seed, sample *s)
+{
+    adm_synth_config sc;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+    const adm_impl *ref, *base = NULL;
+    adm_oracle *o;
+    memset(s, 0, sizeof *s);
+    s->op = adm_op_find(op_name[op]);
+    if (adm_op_params_parse(s->op, op_params[op], &s->p) != ADM_OK) die("params");
+    shape_for(op, n, &s->R, &s->N);
+    adm_synth_config_default(&sc);
+    sc.seed = seed;
+    if (op == OP_ROW_SUM) {
+        sc.tokens = n;
+        sc.channels = 64;
+        sc.dtype = ADM_FP32;
+    } else if (op == OP_LINEAR) {
+        sc.tokens = s->R;
+        sc.channels = 64;
+    } else {
+        sc.tokens = s->R;
+        sc.channels = s->N;
+    }
+    if (adm_synth_activations(&sc, &s->in[0]) != ADM_OK) die("activations");
+    s->nin = 1;
+    if (op == OP_LINEAR) {
+        int64_t ws[2] = {s->N, 64}, bs[1] = {s->N};
+        if (adm_synth_gaussian(mix(seed) | 1, 1.0 / 8.0, ADM_BF16, 2, ws, &s->in[1]) != ADM_OK ||
+            adm_synth_gaussian(mix(seed + 1) | 1, 0.02, ADM_BF16, 1, bs, &s->in[2]) != ADM_OK)
+            die("weights");
+        s->nin = 3;
+    } else if (op == OP_RMSNORM || op == OP_LAYERNORM) {
+        int64_t ws[1] = {s->N};
+        if (adm_tensor_alloc(&s->in[1], ADM_BF16, 1, ws) != ADM_OK) die("weight");
+        for (int64_t j = 0; j < s->N; j++) { /* weights around 1 */
+            uint64_t b;
+            adm_format_encode(ADM_BF16, 1.0 + 0.2 * sin((double)(seed * 31 + (uint64_t)j)), ADM_RNE, 0, &b);
+            adm_tensor_set_bits(&s->in[1], j, b);
+        }
+        s->nin = 2;
+        if (op == OP_LAYERNORM) {
+            if (adm_synth_gaussian(mix(seed + 3) | 1, 0.05, ADM_BF16, 1, ws, &s->in[2]) != ADM_OK) die("bias");
+            s->nin = 3;
+        }
+    } else if (op == OP_GATED) {
+        int64_t gs[2] = {s->R, 1};
+        adm_synth_config sy = sc;
+        if (adm_synth_gaussian(mix(seed + 4) | 1, 0.5, ADM_BF16, 2, gs, &s->in[1]) != ADM_OK) die("gate");
+        sy.seed = mix(seed + 5);
+        if (adm_synth_activations(&sy, &s->in[2]) != ADM_OK) die("y");
+        s->nin = 3;
+    }
+    for (int i = 0; i < s->nin; i++) in[i] = &s->in[i];
+    if (op == OP_GELU) {
+        /* the eager path: GELU in fp32, rounded to bf16 */
+        int64_t m = adm_tensor_numel(&s->in[0]);
+        if (adm_tensor_alloc(&s->ref, ADM_BF16, 2, s->in[0].shape) != ADM_OK) die("alloc");
+        for (int64_t i = 0; i < m; i++) {
+            uint64_t b;
+            float y = adm_emu_gelu_f32((float)adm_tensor_get(&s->in[0], i), ADM_GELU_TANH);
+            adm_format_encode(ADM_BF16, y, ADM_RNE, 0, &b);
+            adm_tensor_set_bits(&s->ref, i, b);
+        }
+    } else {
+        ref = NULL; /* the reference path: the op's first registered implementation */
+        for (int i = 0; i < adm_impl_count() && !ref; i++)
+            if (!strcmp(adm_impl_at(i)->op, op_name[op])) ref = adm_impl_at(i);
+        if (!ref) die("no reference");
+        if (ref->run(ref, &s->p, in, &s->ref) != ADM_OK) die("reference");
+    }
+    if (adm_oracle_create(NULL, &o) != ADM_OK || adm_oracle_eval(o, s->op, &s->p, in, &s->orc) != ADM_OK) die("oracle");
+    if (adm_oracle_refine(o, s->op, &s->p, in, &s->orc, adm_judge_resolve_scale(&s->orc.value, &s->ref)) != ADM_OK)
+        die("refine");
+    adm_oracle_free(o);
+    s->D = adm_judge_resolve_scale(&s->orc.value, &s->ref);
+    {
+        double o2 = 0;
+        int64_t m = adm_tensor_numel(&s->orc.value);
+        for (int64_t i = 0; i < m; i++) o2 += ((double *)s->orc.value.data)[i] * ((double *)s->orc.value.data)[i];
+        s->orms = sqrt(o2 / (double)m);
+    }
+    if (op == OP_ROW_SUM) {
+        if (!(base = adm_impl_find("row_sum", "warp")) || base->run(base, &s->p, in, &s->base) != ADM_OK) die("warp");
+    }
+}
+
+static void free_sample(sample *s)
+{
+    for (int i = 0; i < s->nin; i++) adm_tensor_free(&s->in[i]);
+    adm_tensor_free(&s->ref);
+    adm_tensor_free(&s->base);
+    adm_oracle_result_free(&s->orc);
+}
+
+/* The candidate: the lossless path with lean `kind` of size g. */
+static void make_candidate(const sample *s, int op, int kind, double g, uint64_t seed, adm_tensor *c)
+{
+    int64_t m = adm_tensor_numel(&s->orc.value);
+    adm_dtype dt = s->ref.dtype;
+    const double *o = s->orc.value.data;
+    if (adm_tensor_alloc(c, dt, s->ref.ndim, s->ref.shape) != ADM_OK) die("alloc");
+    for (int64_t i = 0; i < m; i++) {
+        int64_t row = i / s->N, ch = i % s->N;
+        double pre, y;
+        adm_round mode = ADM_RNE;
+        if (op == OP_ROW_SUM) {
+            /* the warp-order sum before its last rounding: its fp32 result
+             * plus where in that rounding's interval it fell (uniform,
+             * from the seed), so that a lean below half an ulp moves the
+             * rounding as it would in the kernel */
+            double w = adm_tensor_get(&s->base, i), u = adm_format_ulp(dt, w);
+            pre = w + ((double)(mix(seed * 7777 + (uint64_t)i + 5) >> 11) * 0x1p-53 - 0.5) * u;
+        } else {
+            pre = (double)(float)o[i];
+        }
+        y = pre;
+        switch (kind) {
+        case L_SHIFT: y = pre + g * s->D; break;
+        case L_NUDGE: y = pre + g * adm_format_ulp(dt, pre); break;
+        case L_ROUNDUP:
+            if ((double)(mix(seed * 1000003u + (uint64_t)i) >> 11) * 0x1p-53 < g) mode = ADM_RUP;
+            break;
+        case L_GAIN: y = pre * (1.0 + g * s->D / s->orms); break;
+        case L_CHANNEL: y = pre + (ch % 2 ? -1.0 : 1.0) * g * s->D; break;
+        case L_TOKEN: y = pre * (1.0 + (row % 2 ? -1.0 : 1.0) * g * s->D / s->orms); break;
+        default: break;
+        }
+        {
+            uint64_t b;
+            adm_format_encode(dt, y, mode, 0, &b);
+            adm_tensor_set_bits(c, i, b);
+        }
+    }
+}
+
+static void judge_one(const sample *s, const adm_tensor *cand, adm_verdict *v)
+{
+    adm_judge_input in;
+    memset(&in, 0, sizeof in);
+    in.n_views = -1;
+    in.oracle = &s->orc.value;
+    in.bound = &s->orc.bound;
+    in.cond = s->orc.has_cond ? &s->orc.cond : NULL;
+    in.oracle_certified = 1;
+    in.ref = &s->ref;
+    in.cand = cand;
+    if (adm_judge(&in, NULL, v) != ADM_OK) die("judge");
+}
+
+/* The sglang template on one capture: 1 when it rejects. */
+static int template_rejects(const sample *s, const adm_tensor *cand)
+{
+    int64_t m = adm_tensor_numel(&s->orc.value);
+    double sc = 0, sc2 = 0, sr2 = 0, mc = 0, mr = 0;
+    for (int64_t i = 0; i < m; i++) {
+        double o = ((double *)s->orc.value.data)[i], ec = adm_tensor_get(cand, i) - o, er = adm_tensor_get(&s->ref, i) - o;
+        sc += ec;
+        sc2 += ec * ec;
+        sr2 += er * er;
+        mc = fmax(mc, fabs(ec));
+        mr = fmax(mr, fabs(er));
+    }
+    return fabs(sc / (double)m) > 0.25 * sqrt(sc2 / (double)m) || sqrt(sc2) > 1.5 * sqrt(sr2) || mc > 1.5 * mr;
+}
+
+/* The realized lean of `kind` (units of D): the candidate's statistic less
+ * the reference's, as the reports call it. */
+static double realized(const adm_verdict *v, int kind)
+{
+    const adm_bias_test *b;
+    switch (kind) {
+    case L_GAIN: b = &v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_GAIN]; break;
+    case L_CHANNEL: b = &v->bias[ADM_BIAS_CHANNEL][ADM_BIAS_MEAN]; return b->cand - b->ref;
+    case L_TOKEN: b = &v->bias[ADM_BIAS_ROW][ADM_BIAS_GAIN]; return b->cand - b->ref;
+    default: b = &v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN]; break;
+    }
+    return fabs(b->cand) - fabs(b->ref);
+}
+
+/* The lean of realized size at which the detection fraction crosses q,
+ * interpolated between grid points; NAN when it never does. */
+static double crossing(const double *frac, const double *lean, int n, double q)
+{
+    for (int g = 0; g < n; g++)
+        if (frac[g] >= q) {
+            if (g == 0) return lean[0];
+            return lean[g - 1] + (lean[g] - lean[g - 1]) * (q - frac[g - 1]) / (frac[g] - frac[g - 1]);
+        }
+    return NAN;
+}
+
+int main(int argc, char **argv)
+{
+    int seeds = 20, fa_seeds = 100, quick = 0, only_op = -1, only_kind = -1;
+    int64_t max_n = 1000000;
+    const char *out_md = NULL, *out_json = NULL;
+    static const int64_t sizes[] = {64, 256, 1024, 16384, 1000000};
+    FILE *md = stdout, *js = NULL;
+    double t0 = bench_now();
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) quick = 1;
+        else if (!strcmp(argv[i], "--seeds") && i + 1 < argc) seeds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--fa-seeds") && i + 1 < argc) fa_seeds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--max-n") && i + 1 < argc) max_n = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out_md = argv[++i];
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc) out_json = argv[++i];
+        else if (getenv("BENCH_POWER_DEBUG")) break;
+        else {
+            fprintf(stderr, "usage: bench_power [--quick] [--seeds S] [--fa-seeds F] [--max-n N] [--out F.md] [--json F]\n");
+            return 2;
+        }
+    }
+    if (quick) { seeds = 6; fa_seeds = 10; max_n = 16384; }
+    if (getenv("BENCH_POWER_ONLY")) /* "OP,KIND": one row of the table */
+        sscanf(getenv("BENCH_POWER_ONLY"), "%d,%d", &only_op, &only_kind);
+    if (getenv("BENCH_POWER_DEBUG")) { /* one candidate's verdict: OP KIND GRID N */
+        int op = atoi(argv[argc - 4]), kind = atoi(argv[argc - 3]);
+        double g = atof(argv[argc - 2]);
+        int64_t n = atoll(argv[argc - 1]);
+        sample smp;
+        adm_tensor c;
+        adm_verdict v;
+        make_sample(op, n, mix((uint64_t)(op * 1000)) + 77, &smp);
+        make_candidate(&smp, op, kind, g, 1, &c);
+        judge_one(&smp, &c, &v);
+        {
+            double sdo = 0, so2 = 0;
+            int64_t m = adm_tensor_numel(&c), changed = 0;
+            for (int64_t i = 0; i < m; i++) {
+                double oo = ((double *)smp.orc.value.data)[i], dd = adm_tensor_get(&c, i) - adm_tensor_get(&smp.ref, i);
+                sdo += dd * oo;
+                so2 += oo * oo;
+                changed += dd != 0;
+                if (i < 4) printf("o %.9g ref %.9g cand %.9g\n", oo, adm_tensor_get(&smp.ref, i), adm_tensor_get(&c, i));
+            }
+            printf("direct gain diff %g (relative %g), %lld of %lld changed\n", sdo / so2 * smp.orms / smp.D, sdo / so2,
+                   (long long)changed, (long long)m);
+        }
+        printf("tier %s D %g orms %g\n", adm_tier_name(v.tier), smp.D, smp.orms);
+        for (int sc2 = 0; sc2 < 3; sc2++)
+            for (int k2 = 0; k2 < 3; k2++) {
+                const adm_bias_test *b = &v.bias[sc2][k2];
+                if (b->applicable)
+                    printf("  %s %s ref %.4g cand %.4g diff %.4g se %.3g excess %.3g floor %.3g t %.3g detect %.3g%s\n",
+                           adm_bias_scope_name(sc2), adm_bias_kind_name(k2), b->ref, b->cand, b->diff, b->se, b->excess,
+                           b->floor, b->t, b->detect, b->failed ? " FAIL" : "");
+            }
+        for (int gg = 1; gg < ADM_GATE_COUNT; gg++)
+            if (!v.gate[gg].passed) printf("[%s] %s\n", adm_gate_name(gg), v.gate[gg].reason);
+        return 0;
+    }
+    if (out_md && !(md = fopen(out_md, "w"))) { perror(out_md); return 2; }
+    if (out_json && !(js = fopen(out_json, "w"))) { perror(out_json); return 2; }
+    if (js) fprintf(js, "{\"bench\": \"bench_power\", \"seeds\": %d, \"cells\": [\n", seeds);
+    fprintf(md, "# Power of the bias gate: detection points and false alarms\n\n"
+            "Realized lean at 50%% and 90%% detection, in units of D (the reference's RMS error floored at the "
+            "correctly rounded output's), over %d seeds per grid point; 1 capture and 4 pooled captures; admit "
+            "against the sglang template (|mean e| <= 0.25 rms e, RMS and max within 1.5x; pooled: any capture "
+            "rejects). '-' : not reached on the grid (up to %.2g of the grid unit).\n\n", seeds, grid[NGRID - 1]);
+    fprintf(md, "| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% |\n"
+            "|---|---|---|---|---|---|---|---|\n");
+    {
+        int first_cell = 1;
+        for (int op = 0; op < OP_COUNT; op++)
+            for (int kind = 0; kind < L_COUNT; kind++) {
+                if (op == OP_ROW_SUM && (kind == L_CHANNEL || kind == L_TOKEN)) continue; /* a 1-D output */
+                if (only_op >= 0 && (op != only_op || kind != only_kind)) continue;
+                for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+                    for (int pooled = 1; pooled <= 4; pooled += 3) {
+                        int64_t n = sizes[si];
+                        double frac[NGRID], tfrac[NGRID], lean[NGRID], tlean[NGRID], c50, c90, t50, t90;
+                        int S = n >= 1000000 ? (seeds < 20 ? seeds : 20) : seeds;
+                        if (n > max_n || (pooled > 1 && n > 16384)) continue;
+                        for (int g = 0; g < NGRID; g++) frac[g] = tfrac[g] = lean[g] = 0;
+                        for (int sd = 0; sd < S; sd++) {
+                            sample smp[4];
+                            for (int k = 0; k < pooled; k++)
+                                make_sample(op, n, mix((uint64_t)(op * 1000 + sd * 10 + k) + 77), &smp[k]);
+                            for (int g = 0; g < NGRID; g++) {
+                                adm_verdict acc, v;
+                                int trej = 0;
+                                memset(&acc, 0, sizeof acc);
+                                for (int k = 0; k < pooled; k++) {
+                                    adm_tensor c;
+                                    make_candidate(&smp[k], op, kind, grid[g], (uint64_t)(sd * 7 + k), &c);
+                                    judge_one(&smp[k], &c, &v);
+                                    trej |= template_rejects(&smp[k], &c);
+                                    adm_verdict_pool_add(&acc, &v, NULL);
+                                    adm_tensor_free(&c);
+                                }
+                                if (pooled > 1) adm_verdict_pool_finish(&acc, NULL);
+                                frac[g] += acc.tier == ADM_TIER_HIGH;
+                                tfrac[g] += trej;
+                                lean[g] += realized(&acc, kind);
+                            }
+                            for (int k = 0; k < pooled; k++) free_sample(&smp[k]);
+                        }
+                        for (int g = 0; g < NGRID; g++) {
+                            frac[g] /= S;
+                            tfrac[g] /= S;
+                            lean[g] /= S;
+                            tlean[g] = lean[g];
+                        }
+                        c50 = crossing(frac, lean, NGRID, 0.5);
+                        c90 = crossing(frac, lean, NGRID, 0.9);
+                        t50 = crossing(tfrac, tlean, NGRID, 0.5);
+                        t90 = crossing(tfrac, tlean, NGRID, 0.9);
+#define CELL(x) (isfinite(x) ? x : -1.0)
+                        {
+                            char a5[32], a9[32], b5[32], b9[32];
+                            snprintf(a5, sizeof a5, isfinite(c50) ? "%.3g" : "-", c50);
+                            snprintf(a9, sizeof a9, isfinite(c90) ? "%.3g" : "-", c90);
+                            snprintf(b5, sizeof b5, isfinite(t50) ? "%.3g" : "-", t50);
+                            snprintf(b9, sizeof b9, isfinite(t90) ? "%.3g" : "-", t90);
+                            fprintf(md, "| %s | %s | %lld | %d | %s | %s | %s | %s |\n", op_label[op], lean_label[kind],
+                                    (long long)n, pooled, a5, a9, b5, b9);
+                            fflush(md);
+                        }
+                        if (js) {
+                            fprintf(js, "%s  {\"op\": \"%s\", \"lean\": \"%s\", \"n\": %lld, \"pooled\": %d, "
+                                    "\"admit_50\": %.4g, \"admit_90\": %.4g, \"template_50\": %.4g, \"template_90\": %.4g, "
+                                    "\"frac\": [", first_cell ? "" : ",\n", op_label[op], lean_label[kind], (long long)n,
+                                    pooled, CELL(c50), CELL(c90), CELL(t50), CELL(t90));
+                            for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", frac[g]);
+                            fprintf(js, "], \"template_frac\": [");
+                            for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", tfrac[g]);
+                            fprintf(js, "], \"realized\": [");
+                            for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.4g", g ? ", " : "", lean[g]);
+                            fprintf(js, "]}");
+                            fflush(js);
+                        }
+                        first_cell = 0;
+                        fprintf(stderr, "%-20s %-10s n=%-8lld pooled=%d  admit %.3g / %.3g  template %.3g / %.3g  (%.0f s)\n",
+                                op_label[op], lean_label[kind], (long long)n, pooled, c50, c90, t50, t90,
+                                bench_now() - t0);
+                    }
+            }
+    }
+    /* ---- false alarms: lossless paths, no lean */
+    {
+        long tot = 0, rej = 0, trej = 0;
+        fprintf(md, "\n## False alarms of lossless paths\n\n| op | path | n | samples | admit rejects | template "
+                "rejects |\n|---|---|---|---|---|---|\n");
+        for (int op = 0; op < OP_COUNT; op++)
+            for (int b = -1; b < 3; b++) {
+                const char *bn = b < 0 ? "fused one-rounding" : op_lossless[op][b];
+                if (!bn) break;
+                for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                    int64_t n = sizes[si];
+                    int S = n >= 1000000 ? 4 : n >= 16384 ? fa_seeds / 4 : fa_seeds, r = 0, tr = 0;
+                    if (n > max_n) continue;
+                    if (S < 2) S = 2;
+                    for (int sd = 0; sd < S; sd++) {
+                        sample smp;
+                        adm_tensor c;
+                        adm_verdict v;
+                        make_sample(op, n, mix((uint64_t)(op * 7919 + sd) + 99991), &smp);
+                        if (b < 0) {
+                            make_candidate(&smp, op, L_SHIFT, 0.0, 0, &c);
+                        } else {
+                            const adm_impl *im = adm_impl_find(op_name[op], bn);
+                            const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+                            for (int i = 0; i < smp.nin; i++) in[i] = &smp.in[i];
+                            if (!im || im->run(im, &smp.p, in, &c) != ADM_OK) die(bn);
+                        }
+                        judge_one(&smp, &c, &v);
+                        if (v.tier == ADM_TIER_HIGH) {
+                            r++;
+                            fprintf(stderr, "false alarm: %s %s n=%lld seed %d:", op_label[op], bn, (long long)n, sd);
+                            for (int gg = 1; gg < ADM_GATE_COUNT; gg++)
+                                if (!v.gate[gg].passed) fprintf(stderr, " [%s] %s", adm_gate_name(gg), v.gate[gg].reason);
+                            fprintf(stderr, "\n");
+                        }
+                        tr += template_rejects(&smp, &c);
+                        adm_tensor_free(&c);
+                        free_sample(&smp);
+                    }
+                    tot += S;
+                    rej += r;
+                    trej += tr;
+                    fprintf(md, "| %s | %s | %lld | %d | %d | %d |\n", op_label[op], bn, (long long)n, S, r, tr);
+                    fflush(md);
+                }
+            }
+        fprintf(md, "| all | | | %ld | %ld | %ld |\n", tot, rej, trej);
+        if (js) fprintf(js, "\n], \"false_alarms\": {\"samples\": %ld, \"admit\": %ld, \"template\": %ld}, "
+                        "\"seconds\": %.1f}\n", tot, rej, trej, bench_now() - t0);
+        fprintf(stderr, "false alarms: admit %ld, template %ld of %ld lossless samples (%.0f s)\n", rej, trej, tot,
+                bench_now() - t0);
+    }
+    if (md != stdout) fclose(md);
+    if (js) fclose(js);
+    return 0;
+}

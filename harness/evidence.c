@@ -1,0 +1,727 @@
+/* Gates 1 and 2 and the evidence gate: one capture's error statistics as
+ * evidence that pools over captures (adm_evidence), the tests decided on
+ * that evidence, and the power of the verdict. Formulas, thresholds and
+ * their derivation: harness/GATES.md. */
+#include "harness_internal.h"
+
+#include <gsl/gsl_cdf.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *kind_names[ADM_BIAS_KINDS] = {"mean", "sign", "gain"};
+static const char *scope_names[ADM_BIAS_SCOPES] = {"global", "channel", "row"};
+
+const char *adm_bias_kind_name(int k) { return k >= 0 && k < ADM_BIAS_KINDS ? kind_names[k] : "invalid"; }
+const char *adm_bias_scope_name(int s) { return s >= 0 && s < ADM_BIAS_SCOPES ? scope_names[s] : "invalid"; }
+
+/* ------------------------------------------------------------ one capture */
+
+/* The raw sums of a group of elements (a row, a channel, the output), in
+ * output units: count, sum of o, of |o|, of o^2, of (o u)^2, then for each
+ * series (d = c - r, e_r, e_c) and kind (weight w = 1, sign(o), o u^2) the
+ * sums of w x and (w x)^2. u is the element's inverse ulp at its
+ * condition scale (gate 1's): the gain is the weighted least-squares slope
+ * of the error on o with weights 1 / ulp^2, since a rounding error's
+ * spread follows the element's ulp (bf16 errors grow with |o|). Unweighted,
+ * the few outlier-channel elements that dominate sum o^2 decide the slope
+ * and its noise (a robust standard error 2.3-2.6x the homoscedastic one
+ * on RMSNorm, issue 16); weighted, every element counts in proportion to
+ * its precision, and the slope estimated is the same gain. */
+enum { RAW_N, RAW_O, RAW_AO, RAW_O2, RAW_OU2, RAW_SER, RAW_NS = RAW_SER + 3 * 2 * ADM_BIAS_KINDS };
+enum { SER_D, SER_R, SER_C };
+
+static inline void raw_add(double *g, double o, double u, double d, double er, double ec)
+{
+    double w[ADM_BIAS_KINDS] = {1.0, o > 0 ? 1.0 : (o < 0 ? -1.0 : 0.0), o * u * u};
+    double x[3] = {d, er, ec};
+    g[RAW_N] += 1;
+    g[RAW_O] += o;
+    g[RAW_AO] += fabs(o);
+    g[RAW_O2] += o * o;
+    g[RAW_OU2] += (o * u) * (o * u);
+    for (int s = 0; s < 3; s++)
+        for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+            double z = w[k] * x[s];
+            g[RAW_SER + (s * ADM_BIAS_KINDS + k) * 2] += z;
+            g[RAW_SER + (s * ADM_BIAS_KINDS + k) * 2 + 1] += z * z;
+        }
+}
+
+static inline void raw_merge(double *acc, const double *g)
+{
+    for (int t = 0; t < RAW_NS; t++) acc[t] += g[t];
+}
+
+static inline void mom_add(adm_moments *m, double x)
+{
+    m->n += 1;
+    m->s1 += x;
+    m->s2 += x * x;
+}
+
+/* u_w: the working precision's unit roundoff (fp32's for outputs of fp32
+ * and narrower, fp64's for fp64 outputs). One rounding of a scale in it (a
+ * reciprocal 1/K, a scale folded into a constant) moves every output by a
+ * relative u_w at most: a rounding moved, which the lossless tier admits
+ * (torch.compile's fp32 mean of squares against eager's on the H200: a
+ * common gain of 0.3-1 D). */
+static double unit_roundoff(adm_dtype fmt) { return fmt == ADM_FP64 ? 0x1p-53 : 0x1p-24; }
+
+/* The scale that turns the gain's raw weight o u^2 into the gain's
+ * component in output units: the slope sum(o u^2 x) / sum((o u)^2) times
+ * rms(o), as a mean over the n elements. 0: no scale. */
+static double gain_scale(const double *g)
+{
+    double n = g[RAW_N];
+    if (!(n > 0) || !(g[RAW_OU2] > 0)) return 0;
+    return sqrt(g[RAW_O2] / n) * n / g[RAW_OU2];
+}
+
+/* A group's lean and its sampling variance for series s and kind k, in
+ * units of D: L, the mean of z over the group, and v = var(z) / n. 0 when
+ * the group cannot say (fewer than 2 elements, or no scale for the gain). */
+static int group_lean(const double *g, int s, int k, double invD, double *L, double *v)
+{
+    double n = g[RAW_N], sc = invD, s1, s2, var;
+    if (n < 2) return 0;
+    if (k == ADM_BIAS_GAIN) {
+        double gs = gain_scale(g);
+        if (!(gs > 0)) return 0;
+        sc *= gs;
+    }
+    s1 = g[RAW_SER + (s * ADM_BIAS_KINDS + k) * 2] * sc;
+    s2 = g[RAW_SER + (s * ADM_BIAS_KINDS + k) * 2 + 1] * sc * sc;
+    *L = s1 / n;
+    var = fmax(0.0, (s2 - n * *L * *L) / (n - 1));
+    *v = var / n;
+    return 1;
+}
+
+/* Adds the groups of one scope (rows or channels) to the evidence, and the
+ * materiality floor's relative part: the RMS across groups of one
+ * rounding of a scale (u_w times the group's mean of o, of |o|, rms(o)). */
+static void groups_to_evidence(adm_evidence *ev, int scope, const double *raw, int64_t G, double invD, double uw,
+                               double n_elems)
+{
+    double fl[ADM_BIAS_KINDS] = {0, 0, 0};
+    int64_t used = 0;
+    for (int64_t g = 0; g < G; g++) {
+        const double *r = raw + g * RAW_NS;
+        double n = r[RAW_N];
+        if (n < 2) continue;
+        used++;
+        fl[ADM_BIAS_MEAN] += (r[RAW_O] / n) * (r[RAW_O] / n);
+        fl[ADM_BIAS_SIGN] += (r[RAW_AO] / n) * (r[RAW_AO] / n);
+        fl[ADM_BIAS_GAIN] += r[RAW_O2] / n;
+        for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+            double L[3], v[3];
+            int ok = 1;
+            for (int s = 0; s < 3 && ok; s++) ok = group_lean(r, s, k, invD, &L[s], &v[s]);
+            if (!ok) continue;
+            mom_add(&ev->gd[scope][k], L[SER_D] * L[SER_D] - v[SER_D]);
+            mom_add(&ev->gr[scope][k], L[SER_R] * L[SER_R] - v[SER_R]);
+            mom_add(&ev->gc[scope][k], L[SER_C] * L[SER_C] - v[SER_C]);
+            ev->gvr[scope][k] += v[SER_R];
+        }
+    }
+    for (int k = 0; k < ADM_BIAS_KINDS && used; k++)
+        ev->floor_rel[scope][k] += n_elems * uw * sqrt(fl[k] / (double)used) * invD;
+}
+
+static inline int hist_bin(double ulps)
+{
+    double w = 2 * ADM_HIST_RANGE / (ADM_HIST_BINS - 2);
+    if (!(ulps >= -ADM_HIST_RANGE)) return 0;
+    if (ulps >= ADM_HIST_RANGE) return ADM_HIST_BINS - 1;
+    return 1 + (int)floor((ulps + ADM_HIST_RANGE) / w);
+}
+
+/* Per block of rows: the magnitude sums, maxima and the histograms. */
+enum { MG_ER2, MG_EC2, MG_Q2, MG_UR2, MG_UC2, MG_UQ2, MG_MAXR, MG_MAXC, MG_MAXQ, MG_UMAXR, MG_UMAXC, MG_UMAXQ,
+       MG_NONTRIV, MG_NS };
+
+adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd,
+                                 adm_verdict *v)
+{
+    enum { RB = 64, CB = 64 };
+    const double *o = in->oracle->data;
+    int64_t n = adm_tensor_numel(in->oracle);
+    int64_t N = in->oracle->ndim ? in->oracle->shape[in->oracle->ndim - 1] : 1, R = N ? n / N : 0;
+    int64_t nb = (R + RB - 1) / RB, ncb = (N + CB - 1) / CB;
+    adm_dtype fmt = in->ref->dtype;
+    /* ulps are measured at the element's condition scale max(|o|, cond):
+     * the magnitude of the terms it is computed from, the scale every
+     * path's rounding errors follow (GATES.md, gate 1). Without one (an
+     * op with no sound scale, a user oracle) at max(|o|, min(rms of o over
+     * its row, over its channel) / 4), reported and not gated. */
+    const double *cnd = in->cond ? (const double *)in->cond->data + in->cond->offset : NULL;
+    double *rows = adm_h_calloc((size_t)(R * RAW_NS + 1), sizeof(double));
+    double *chans = adm_h_calloc((size_t)(N * RAW_NS + 1), sizeof(double));
+    double *mg = adm_h_calloc((size_t)(nb * MG_NS + 1), sizeof(double));
+    int64_t *ph = adm_h_calloc((size_t)(nb * 2 * ADM_HIST_BINS + 1), sizeof(int64_t));
+    double *colrms = cnd ? NULL : adm_h_calloc((size_t)(N + 1), sizeof(double));
+    double *rowfloor = cnd ? NULL : adm_h_calloc((size_t)(R + 1), sizeof(double));
+    double tot[RAW_NS] = {0}, m[MG_NS] = {0}, D, Du, invD, invDu, uw = unit_roundoff(fmt);
+    adm_evidence *ev = &v->ev;
+    if (!rows || !chans || !mg || !ph || (!cnd && (!colrms || !rowfloor))) {
+        free(rows); free(chans); free(mg); free(ph); free(colrms); free(rowfloor);
+        return ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the statistics of %lld rows x %lld channels",
+                        (long long)R, (long long)N);
+    }
+    memset(ev, 0, sizeof *ev);
+    v->ulp_gated = cnd != NULL;
+    for (int64_t row = 0; row < R && !cnd; row++)
+        for (int64_t j = 0; j < N; j++) {
+            double x = o[row * N + j];
+            if (isfinite(x)) colrms[j] += x * x;
+        }
+    for (int64_t j = 0; j < N && !cnd; j++) colrms[j] = sqrt(colrms[j] / (double)(R ? R : 1));
+    /* Pass 1, over rows in fixed blocks of RB, whatever the thread count:
+     * each row's sums are its own, each block's magnitude sums and
+     * histograms too, and they are merged in order, so the same inputs
+     * give the same bits with 1 or 16 threads (floating-point addition is
+     * not associative; OpenMP's reduction order follows the thread
+     * count). */
+#pragma omp parallel for schedule(static)
+    for (int64_t bk = 0; bk < nb; bk++) {
+        double *M = mg + bk * MG_NS;
+        int64_t *H = ph + bk * 2 * ADM_HIST_BINS;
+        for (int64_t row = bk * RB; row < R && row < (bk + 1) * RB; row++) {
+            double rr = 0, floor_, *g = rows + row * RAW_NS;
+            for (int64_t j = 0; j < N && !cnd; j++) {
+                double x = o[row * N + j];
+                if (isfinite(x)) rr += x * x;
+            }
+            floor_ = sqrt(rr / (double)N);
+            if (!cnd) rowfloor[row] = floor_;
+            for (int64_t j = 0; j < N; j++) {
+                int64_t i = row * N + j;
+                double r = adm_h_at(rd, i), c = adm_h_at(cd, i), er, ec, q, u, oi = o[i];
+                if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) continue;
+                er = r - oi;
+                ec = c - oi;
+                q = adm_h_round(fmt, oi) - oi;
+                if (cnd) /* a non-finite scale (an overflowed sum of |terms|): the element's own */
+                    u = 1.0 / adm_h_ulp(fmt, isfinite(cnd[i]) ? fmax(fabs(oi), cnd[i]) : fabs(oi));
+                else
+                    u = 1.0 / adm_h_ulp(fmt, fmax(fabs(oi), fmin(floor_, colrms[j]) / 4)); /* a power of two */
+                M[MG_ER2] += er * er;
+                M[MG_EC2] += ec * ec;
+                M[MG_Q2] += q * q;
+                M[MG_UR2] += (er * u) * (er * u);
+                M[MG_UC2] += (ec * u) * (ec * u);
+                M[MG_UQ2] += (q * u) * (q * u);
+                M[MG_MAXR] = fmax(M[MG_MAXR], fabs(er));
+                M[MG_MAXC] = fmax(M[MG_MAXC], fabs(ec));
+                M[MG_MAXQ] = fmax(M[MG_MAXQ], fabs(q));
+                M[MG_UMAXR] = fmax(M[MG_UMAXR], fabs(er * u));
+                M[MG_UMAXC] = fmax(M[MG_UMAXC], fabs(ec * u));
+                M[MG_UMAXQ] = fmax(M[MG_UMAXQ], fabs(q * u));
+                /* trivial: every term the element is computed from is zero */
+                M[MG_NONTRIV] += cnd ? (cnd[i] != 0) : (oi != 0);
+                H[hist_bin(er * u)]++;
+                H[ADM_HIST_BINS + hist_bin(ec * u)]++;
+                raw_add(g, oi, u, c - r, er, ec);
+            }
+        }
+    }
+    /* Pass 2, over blocks of CB channels: each channel's sums are one
+     * thread's, in row order. */
+#pragma omp parallel for schedule(static)
+    for (int64_t cb = 0; cb < ncb; cb++)
+        for (int64_t row = 0; row < R; row++)
+            for (int64_t j = cb * CB; j < N && j < (cb + 1) * CB; j++) {
+                int64_t i = row * N + j;
+                double r = adm_h_at(rd, i), c = adm_h_at(cd, i), oi = o[i], u;
+                if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) continue;
+                if (cnd) /* as in pass 1 */
+                    u = 1.0 / adm_h_ulp(fmt, isfinite(cnd[i]) ? fmax(fabs(oi), cnd[i]) : fabs(oi));
+                else
+                    u = 1.0 / adm_h_ulp(fmt, fmax(fabs(oi), fmin(rowfloor[row], colrms[j]) / 4));
+                raw_add(chans + j * RAW_NS, oi, u, c - r, r - oi, c - oi);
+            }
+    for (int64_t bk = 0; bk < nb; bk++) {
+        const double *M = mg + bk * MG_NS;
+        for (int t = MG_ER2; t <= MG_UQ2; t++) m[t] += M[t];
+        for (int t = MG_MAXR; t <= MG_UMAXQ; t++) m[t] = fmax(m[t], M[t]);
+        m[MG_NONTRIV] += M[MG_NONTRIV];
+        for (int k = 0; k < ADM_HIST_BINS; k++) {
+            v->hist_r[k] += ph[bk * 2 * ADM_HIST_BINS + k];
+            v->hist_c[k] += ph[bk * 2 * ADM_HIST_BINS + ADM_HIST_BINS + k];
+        }
+    }
+    for (int64_t row = 0; row < R; row++) raw_merge(tot, rows + row * RAW_NS);
+    {
+        double md = tot[RAW_N];
+        v->n = (int64_t)md;
+        ev->captures = 1;
+        ev->n = md;
+        ev->nontrivial = m[MG_NONTRIV];
+        ev->ulp_gated = v->ulp_gated;
+        if (md > 0) {
+            v->rms_r = sqrt(m[MG_ER2] / md);
+            v->rms_c = sqrt(m[MG_EC2] / md);
+            v->rms_round = sqrt(m[MG_Q2] / md);
+            v->ulp_rms_r = sqrt(m[MG_UR2] / md);
+            v->ulp_rms_c = sqrt(m[MG_UC2] / md);
+            v->ulp_rms_round = sqrt(m[MG_UQ2] / md);
+            v->out_rms = sqrt(tot[RAW_O2] / md);
+        }
+        v->max_r = m[MG_MAXR];
+        v->max_c = m[MG_MAXC];
+        v->max_round = m[MG_MAXQ];
+        v->ulp_max_r = m[MG_UMAXR];
+        v->ulp_max_c = m[MG_UMAXC];
+        D = v->rms_expected = fmax(v->rms_r, v->rms_round);
+        Du = fmax(v->ulp_rms_r, v->ulp_rms_round);
+        /* Everything in units of D. A reference and a correctly rounded
+         * output without error (D = 0: relu, an exactly representable
+         * result) leave no scale: such a capture contributes in output
+         * units, where any error of the candidate's is infinitely many
+         * D's (gate 1 fails it). */
+        invD = D > 0 ? 1.0 / D : 1.0;
+        invDu = Du > 0 ? 1.0 / Du : 1.0;
+#define SCALED(x, inv, unit0) ((unit0) && (x) != 0 ? INFINITY : (x) * (inv))
+        ev->ec2 = SCALED(m[MG_EC2], invD * invD, D == 0);
+        ev->er2 = m[MG_ER2] * invD * invD;
+        ev->q2 = m[MG_Q2] * invD * invD;
+        ev->uc2 = SCALED(m[MG_UC2], invDu * invDu, Du == 0);
+        ev->ur2 = m[MG_UR2] * invDu * invDu;
+        ev->uq2 = m[MG_UQ2] * invDu * invDu;
+        ev->maxc = SCALED(m[MG_MAXC], invD, D == 0);
+        ev->maxr = m[MG_MAXR] * invD;
+        ev->maxq = m[MG_MAXQ] * invD;
+        ev->umaxc = SCALED(m[MG_UMAXC], invDu, Du == 0);
+        ev->umaxr = m[MG_UMAXR] * invDu;
+        ev->umaxq = m[MG_UMAXQ] * invDu;
+#undef SCALED
+        if (md > 0) {
+            double orms = sqrt(tot[RAW_O2] / md);
+            for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+                double sc = invD * (k == ADM_BIAS_GAIN ? gain_scale(tot) : 1.0);
+                double *dd = tot + RAW_SER + (SER_D * ADM_BIAS_KINDS + k) * 2;
+                double *rr = tot + RAW_SER + (SER_R * ADM_BIAS_KINDS + k) * 2;
+                ev->d[k] = (adm_moments){md, dd[0] * sc, dd[1] * sc * sc};
+                ev->r[k] = (adm_moments){md, rr[0] * sc, rr[1] * sc * sc};
+            }
+            ev->floor_rel[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN] = md * uw * fabs(tot[RAW_O] / md) * invD;
+            ev->floor_rel[ADM_BIAS_GLOBAL][ADM_BIAS_SIGN] = md * uw * (tot[RAW_AO] / md) * invD;
+            ev->floor_rel[ADM_BIAS_GLOBAL][ADM_BIAS_GAIN] = md * uw * orms * invD;
+            ev->o_rms_over_D = md * orms * invD;
+            /* A 1-D output's one row is the whole output and its channels
+             * are single elements: the group statistics would only repeat
+             * the global ones (or say nothing). */
+            if (R > 1 && N > 1) {
+                groups_to_evidence(ev, ADM_BIAS_CHANNEL, chans, N, invD, uw, md);
+                groups_to_evidence(ev, ADM_BIAS_ROW, rows, R, invD, uw, md);
+            }
+        }
+    }
+    free(rows);
+    free(chans);
+    free(mg);
+    free(ph);
+    free(colrms);
+    free(rowfloor);
+    return ADM_OK;
+}
+
+#ifdef ADM_MUTATION
+int adm_h_mutant(const char *name)
+{
+    const char *m = getenv("ADM_MUTANT");
+    return m && !strcmp(m, name);
+}
+#endif
+
+/* ------------------------------------------------------------ pooling */
+
+static void mom_pool(adm_moments *a, const adm_moments *b)
+{
+    a->n += b->n;
+    a->s1 += b->s1;
+    a->s2 += b->s2;
+}
+
+static void evidence_pool(adm_evidence *a, const adm_evidence *b)
+{
+    int first = a->captures == 0;
+    a->captures += b->captures;
+    a->n += b->n;
+    a->nontrivial += b->nontrivial;
+    a->ec2 += b->ec2;
+    a->er2 += b->er2;
+    a->q2 += b->q2;
+    a->uc2 += b->uc2;
+    a->ur2 += b->ur2;
+    a->uq2 += b->uq2;
+    a->maxc = fmax(a->maxc, b->maxc);
+    a->maxr = fmax(a->maxr, b->maxr);
+    a->maxq = fmax(a->maxq, b->maxq);
+    a->umaxc = fmax(a->umaxc, b->umaxc);
+    a->umaxr = fmax(a->umaxr, b->umaxr);
+    a->umaxq = fmax(a->umaxq, b->umaxq);
+    a->ulp_gated = first ? b->ulp_gated : (a->ulp_gated && b->ulp_gated);
+    for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+        mom_pool(&a->d[k], &b->d[k]);
+        mom_pool(&a->r[k], &b->r[k]);
+        for (int s = 0; s < ADM_BIAS_SCOPES; s++) {
+            mom_pool(&a->gd[s][k], &b->gd[s][k]);
+            mom_pool(&a->gr[s][k], &b->gr[s][k]);
+            mom_pool(&a->gc[s][k], &b->gc[s][k]);
+            a->gvr[s][k] += b->gvr[s][k];
+            a->floor_rel[s][k] += b->floor_rel[s][k];
+        }
+    }
+    a->o_rms_over_D += b->o_rms_over_D;
+    a->flips_r += b->flips_r;
+    a->flips_c += b->flips_c;
+    a->ties += b->ties;
+    a->decisions += b->decisions;
+}
+
+/* ------------------------------------------------------------ the tests */
+
+/* The upper 1 - p quantile of Student's t with dof degrees of freedom. */
+static double t_quantile(double p, double dof)
+{
+    if (!(dof >= 1)) return INFINITY;
+    return gsl_cdf_tdist_Qinv(p, dof);
+}
+
+static double mom_mean(const adm_moments *m) { return m->n > 0 ? m->s1 / m->n : 0; }
+
+/* The sample variance (n - 1 in the denominator), never negative. */
+static double mom_var(const adm_moments *m)
+{
+    if (m->n < 2) return 0;
+    return fmax(0.0, (m->s2 - m->s1 * m->s1 / m->n) / (m->n - 1));
+}
+
+/* A statistic's own value counted in proportion to its evidence: shrunk
+ * toward zero by the share of its square that its noise explains (the
+ * positive-part James-Stein factor), so a reference lean that is mostly
+ * noise exempts nothing. */
+static double credited(double x, double se)
+{
+    if (x == 0) return 0;
+    return x * fmax(0.0, 1.0 - (se * se) / (x * x));
+}
+
+static void test_global(const adm_evidence *ev, int k, double mat, double alpha_k, adm_bias_test *b)
+{
+    const adm_moments *d = &ev->d[k], *r = &ev->r[k];
+    double n = d->n, se, se_r, Sr, Sc, cr;
+    memset(b, 0, sizeof *b);
+    if (n < 2 || (k == ADM_BIAS_GAIN && !(ev->o_rms_over_D > 0))) return;
+    b->applicable = 1;
+    b->floor = fmax(mat, ev->floor_rel[ADM_BIAS_GLOBAL][k] / n);
+    b->diff = mom_mean(d);
+    se = b->se = sqrt(mom_var(d) / n);
+    Sr = mom_mean(r);
+    se_r = sqrt(mom_var(r) / n);
+    Sc = Sr + b->diff;
+    b->ref = Sr;
+    b->cand = Sc;
+    cr = b->credited_ref = credited(Sr, se_r);
+    b->excess = fabs(cr + b->diff) - fabs(cr);
+    b->dof = n - 1;
+    b->t = t_quantile(alpha_k / 2, b->dof);
+    /* significance on the paired difference (the paths' errors are
+     * strongly paired: independent standard errors hide a lean of 0.5 D at
+     * 64 outputs), materiality on the lean beyond the reference's */
+    b->failed = fabs(b->diff) > b->t * se && b->excess > b->floor && !ADM_MUTANT(kind_names[k]);
+    /* power: a lean moves roundings, so its paired spread is never below
+     * the reference's own noise */
+    b->detect = fmax(b->floor, b->t * fmax(se, se_r));
+}
+
+static int adm_mutant_group(int scope, int k)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%s_%s", scope_names[scope], kind_names[k]);
+    (void)name;
+    return ADM_MUTANT(name);
+}
+
+static void test_group(const adm_evidence *ev, int scope, int k, double mat, double alpha_k, adm_bias_test *b)
+{
+    const adm_moments *d = &ev->gd[scope][k], *r = &ev->gr[scope][k], *c = &ev->gc[scope][k];
+    double G = d->n, se_d, se_r, Ur, Uc, cr;
+    memset(b, 0, sizeof *b);
+    if (G < 2) return;
+    b->applicable = 1;
+    /* A lean confined to tokens changes with the tokens at every step and
+     * averages out over layers and steps like noise, where a global lean
+     * or a channel's (tied to the weights) repeats with the same sign: a
+     * token's is material only at a sizable share of the error itself
+     * (GATES.md, gate 2: 2.5 bias_material, a quarter of D, adds 3% to the
+     * RMS error; lossless attention kernels measure up to 0.17 D beyond
+     * the reference's, from P rounded to bf16 coherently across a row). */
+    b->floor = fmax(scope == ADM_BIAS_ROW ? 2.5 * mat : mat, ev->floor_rel[scope][k] / ev->n);
+    /* U = mean over the groups of L^2 - v: an unbiased estimate of the mean
+     * square of the groups' true leans; its standard error from the
+     * spread across the groups (robust to groups of different noise, and
+     * to errors correlated inside a group) */
+    b->diff = mom_mean(d);
+    se_d = b->se = sqrt(mom_var(d) / G);
+    Ur = mom_mean(r);
+    se_r = sqrt(mom_var(r) / G);
+    Uc = mom_mean(c);
+    b->ref = sqrt(fmax(0.0, Ur));
+    b->cand = sqrt(fmax(0.0, Uc));
+    cr = credited(fmax(0.0, Ur), se_r);
+    b->credited_ref = sqrt(cr);
+    b->excess = b->cand - b->credited_ref;
+    b->dof = G - 1;
+    b->t = t_quantile(alpha_k, b->dof); /* one-sided: U of d is a mean square */
+    b->failed = b->diff > b->t * se_d && b->excess > b->floor && !adm_mutant_group(scope, k);
+    {
+        /* under pure noise U scatters by sqrt(2 / G) times the mean
+         * variance of a group's lean: the power never claims more */
+        double noise = sqrt(2.0 / G) * ev->gvr[scope][k] / G;
+        b->detect = fmax(b->floor, sqrt(b->t * fmax(se_d, noise)));
+    }
+}
+
+static void explain_bias(adm_verdict *v, int scope, int k, const adm_bias_test *b, double Dabs, int pooled)
+{
+    char scale[64] = "";
+    double z = b->se > 0 ? fabs(b->diff) / b->se : INFINITY;
+    if (!pooled && Dabs > 0) snprintf(scale, sizeof scale, "D = %.3g, ", Dabs);
+    if (scope == ADM_BIAS_GLOBAL) {
+        static const char *what[3] = {"Signed mean error", "Mean error along sign(oracle)", "Gain (error on the oracle)"};
+        static const char *why[3] = {"a rounding that leans one way", "truncation-like",
+                                     "a scale error"};
+        adm_h_fail_gate(v, ADM_GATE_BIAS, "%s leans by %.3g D against the reference path's %.3g D (%sfloor %.2g D, "
+                        "%.1f standard errors): %s.", what[k], b->cand, b->ref, scale, b->floor, z, why[k]);
+    } else {
+        adm_h_fail_gate(v, ADM_GATE_BIAS, "Per-%s %s error has RMS %.3g D beyond noise against the reference path's "
+                        "%.3g D (%sfloor %.2g D, %.1f standard errors): a %s confined to %s.",
+                        scope == ADM_BIAS_CHANNEL ? "channel" : "row", kind_names[k], b->cand, b->ref, scale, b->floor,
+                        z, k == ADM_BIAS_GAIN ? "scale error" : "bias",
+                        scope == ADM_BIAS_CHANNEL ? "channels (a shifted bias vector, a channel scale)"
+                                                  : "tokens (a per-token statistic rounded)");
+    }
+}
+
+void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
+{
+    const adm_evidence *ev = &v->ev;
+    double n = ev->n, Dabs = v->rms_expected;
+    int pooled = ev->captures > 1;
+    memset(v->bias, 0, sizeof v->bias);
+    memset(&v->power, 0, sizeof v->power);
+    v->evidence_ok = ev->nontrivial >= (double)cfg->min_elements || ADM_MUTANT("evidence");
+    if (!v->evidence_ok)
+        adm_h_fail_gate(v, ADM_GATE_EVIDENCE,
+                        "Only %.0f of the %.0f judged elements are finite and non-trivial (at least %lld needed): "
+                        "an all-zero or all-NaN capture proves nothing; add captures with real activations.",
+                        ev->nontrivial, n, (long long)cfg->min_elements);
+    if (n == 0) {
+        adm_h_note_gate(v, ADM_GATE_MAGNITUDE, "no element where the oracle, the reference and the candidate are all "
+                        "finite");
+        adm_h_note_gate(v, ADM_GATE_BIAS, "no finite elements to judge");
+        return;
+    }
+    /* ---- gate 1 */
+    {
+        double den = fmax(sqrt(ev->er2 / n), sqrt(ev->q2 / n)), uden = fmax(sqrt(ev->ur2 / n), sqrt(ev->uq2 / n));
+        /* Sampling allowances (GATES.md, gate 1). The ratio of two sample
+         * RMS over n elements scatters by about 1/sqrt(n) in log space: the
+         * limit is magnitude_limit exp(z / sqrt(n)). The reference's
+         * maximum is one draw from its error distribution: the max's
+         * yardstick is never below rms sqrt(2 ln(n / alpha)), alpha =
+         * 1e-3, which n Gaussian draws of that RMS exceed with probability
+         * below alpha (union bound over every pooled element). Where the
+         * oracle has a condition scale, the max fails only when it exceeds
+         * the limit in ulps at that scale as well: at the output's own
+         * scale a cancelling element makes two equally good paths look
+         * different (GATES.md). */
+        double nf = n > 1 ? sqrt(2.0 * log(n / 1e-3)) : 0.0, dmax = fmax(fmax(ev->maxr, ev->maxq), den * nf);
+        double dumax = fmax(fmax(ev->umaxr, ev->umaxq), uden * nf), lim;
+        v->ulp_gated = ev->ulp_gated;
+        lim = v->magnitude_limit_n = cfg->magnitude_limit * exp(cfg->magnitude_z / sqrt(n));
+        v->rms_ratio = den > 0 ? sqrt(ev->ec2 / n) / den : (ev->ec2 > 0 ? INFINITY : 0);
+        v->ulp_ratio = uden > 0 ? sqrt(ev->uc2 / n) / uden : (ev->uc2 > 0 ? INFINITY : 0);
+        v->max_ratio = dmax > 0 ? ev->maxc / dmax : (ev->maxc > 0 ? INFINITY : 0);
+        v->ulp_max_ratio = dumax > 0 ? ev->umaxc / dumax : (ev->umaxc > 0 ? INFINITY : 0);
+        v->max_ratio_judged = v->ulp_gated ? fmin(v->max_ratio, v->ulp_max_ratio) : v->max_ratio;
+        if (pooled) { /* the absolute numbers of a pool are in units of each capture's D */
+            v->rms_r = sqrt(ev->er2 / n);
+            v->rms_c = sqrt(ev->ec2 / n);
+            v->rms_round = sqrt(ev->q2 / n);
+            v->max_r = ev->maxr;
+            v->max_c = ev->maxc;
+            v->max_round = ev->maxq;
+            v->ulp_rms_r = sqrt(ev->ur2 / n);
+            v->ulp_rms_c = sqrt(ev->uc2 / n);
+            v->ulp_rms_round = sqrt(ev->uq2 / n);
+            v->ulp_max_r = ev->umaxr;
+            v->ulp_max_c = ev->umaxc;
+            v->rms_expected = den;
+            v->out_rms = ev->o_rms_over_D / n;
+        }
+        v->max_expected = pooled ? dmax : dmax * Dabs;
+        if (v->rms_ratio > lim && !ADM_MUTANT("rms")) {
+            if (pooled)
+                adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error is %.3gx the reference path's over %.0f captures "
+                                "(limit %.3gx over %.0f elements).", v->rms_ratio, ev->captures, lim, n);
+            else
+                adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error %.3g is %.3gx the reference path's %.3g (limit "
+                                "%.3gx over %.0f elements).", v->rms_c, v->rms_ratio, Dabs, lim, n);
+        }
+        if (v->max_ratio_judged > lim && !ADM_MUTANT("max"))
+            adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "Max error %.3g%s is %.3gx the reference path's %s %.3g%s (limit "
+                            "%.3gx).", v->max_c, pooled ? " D" : "", v->max_ratio,
+                            dmax > fmax(ev->maxr, ev->maxq) ? "expected maximum" : "maximum", v->max_expected,
+                            v->ulp_gated ? ", and as far off in ulps at the condition scale" : "", lim);
+        if (v->ulp_gated && v->ulp_ratio > lim && !ADM_MUTANT("ulp"))
+            adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error in ulps at the condition scale is %.3gx the reference "
+                            "path's (limit %.3gx): the elements of small magnitude carry larger errors.",
+                            v->ulp_ratio, lim);
+        v->power.rms_ratio = lim;
+    }
+    /* ---- gate 2 */
+    {
+        int napp = 0;
+        double alpha_k;
+        /* the number of statistics that apply shares the false-alarm rate */
+        for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+            napp += ev->d[k].n >= 2 && (k != ADM_BIAS_GAIN || ev->o_rms_over_D > 0);
+            napp += ev->gd[ADM_BIAS_CHANNEL][k].n >= 2;
+            napp += ev->gd[ADM_BIAS_ROW][k].n >= 2;
+        }
+        alpha_k = cfg->bias_alpha / (napp ? napp : 1);
+        for (int s = 0; s < ADM_BIAS_SCOPES; s++)
+            for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+                adm_bias_test *b = &v->bias[s][k];
+                if (s == ADM_BIAS_GLOBAL) test_global(ev, k, cfg->bias_material, alpha_k, b);
+                else test_group(ev, s, k, cfg->bias_material, alpha_k, b);
+                if (b->failed) explain_bias(v, s, k, b, Dabs, pooled);
+            }
+        v->power.lean = v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].detect;
+        v->power.sign = v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_SIGN].detect;
+        v->power.gain = v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_GAIN].detect;
+        v->power.channel = fmax(v->bias[ADM_BIAS_CHANNEL][ADM_BIAS_MEAN].detect,
+                                v->bias[ADM_BIAS_CHANNEL][ADM_BIAS_GAIN].detect);
+        v->power.row = fmax(v->bias[ADM_BIAS_ROW][ADM_BIAS_MEAN].detect, v->bias[ADM_BIAS_ROW][ADM_BIAS_GAIN].detect);
+        v->power.gain_relative = ev->o_rms_over_D > 0 ? v->power.gain / (ev->o_rms_over_D / n) : 0;
+    }
+}
+
+void adm_h_decide_flip(adm_verdict *v, const adm_gate_config *cfg)
+{
+    const adm_evidence *ev = &v->ev;
+    v->flips_r = (int64_t)ev->flips_r;
+    v->flips_c = (int64_t)ev->flips_c;
+    v->ties = (int64_t)ev->ties;
+    v->decisions = (int64_t)ev->decisions;
+    if (!v->gate[ADM_GATE_FLIP].applicable) return;
+    /* allowance for counting noise: 3 sqrt(flips_r + 1) */
+    if (ev->flips_c > cfg->flip_limit * ev->flips_r + 3.0 * sqrt(ev->flips_r + 1.0) && !ADM_MUTANT("flip"))
+        adm_h_fail_gate(v, ADM_GATE_FLIP, "The downstream reader's decisions flip %.0f times against the reference "
+                        "path's %.0f (of %.0f, %.0f ties counted apart).", ev->flips_c, ev->flips_r, ev->decisions,
+                        ev->ties);
+}
+
+void adm_h_decide_tier(adm_verdict *v)
+{
+    if (!v->gate[ADM_GATE_EVIDENCE].passed) {
+        v->tier = ADM_TIER_HIGH;
+    } else if (v->gate[ADM_GATE_EXACT].passed && v->gate[ADM_GATE_STRIDES].passed &&
+               v->gate[ADM_GATE_SPECIAL].passed) {
+        v->tier = ADM_TIER_EXACT;
+    } else {
+        v->tier = ADM_TIER_LOSSLESS;
+        for (int g = ADM_GATE_MAGNITUDE; g <= ADM_GATE_STATIC; g++)
+            if (!v->gate[g].passed) v->tier = ADM_TIER_HIGH;
+    }
+}
+
+/* ------------------------------------------------------------ pooled verdicts */
+
+void adm_verdict_pool_add(adm_verdict *acc, const adm_verdict *one, const char *label)
+{
+    static const int kept[] = {ADM_GATE_SPECIAL, ADM_GATE_STRIDES, ADM_GATE_STATIC, ADM_GATE_EXACT};
+    if (acc->ev.captures == 0) {
+        /* the first capture's verdict whole: a pool of one is that verdict */
+        *acc = *one;
+        memset(&acc->ev, 0, sizeof acc->ev);
+        for (size_t i = 0; i < sizeof kept / sizeof kept[0] && label; i++) {
+            adm_gate_outcome *g = &acc->gate[kept[i]];
+            if (g->passed) continue;
+            g->passed = 1;
+            adm_h_fail_gate(acc, kept[i], "%s: %s", label, one->gate[kept[i]].reason);
+        }
+    } else {
+        for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+            int g = kept[i];
+            if (!one->gate[g].applicable) continue;
+            if (!acc->gate[g].applicable) { /* the first capture where it applies */
+                acc->gate[g].applicable = 1;
+                acc->gate[g].passed = 1;
+                acc->gate[g].reason[0] = '\0';
+            }
+            if (!one->gate[g].passed && acc->gate[g].passed)
+                adm_h_fail_gate(acc, g, "%s%s%s", label ? label : "", label ? ": " : "", one->gate[g].reason);
+        }
+        /* a capture the reader was declared for */
+        if (one->gate[ADM_GATE_FLIP].applicable) acc->gate[ADM_GATE_FLIP].applicable = 1;
+        if (!one->oracle_certified) acc->oracle_certified = 0;
+        if (one->oracle_assumption && !acc->oracle_assumption) acc->oracle_assumption = one->oracle_assumption;
+        acc->max_bound = fmax(acc->max_bound, one->max_bound);
+        for (int k = 0; k < ADM_HIST_BINS; k++) {
+            acc->hist_r[k] += one->hist_r[k];
+            acc->hist_c[k] += one->hist_c[k];
+        }
+    }
+    evidence_pool(&acc->ev, &one->ev);
+}
+
+void adm_verdict_pool_finish(adm_verdict *acc, const adm_gate_config *cfg)
+{
+    adm_gate_config d;
+    static const int decided[] = {ADM_GATE_MAGNITUDE, ADM_GATE_BIAS, ADM_GATE_FLIP, ADM_GATE_EVIDENCE};
+    if (!cfg) { adm_gate_config_default(&d); cfg = &d; }
+    for (size_t i = 0; i < sizeof decided / sizeof decided[0]; i++) {
+        int g = decided[i], app = g == ADM_GATE_FLIP ? acc->gate[g].applicable : 1;
+        acc->gate[g].passed = 1;
+        acc->gate[g].applicable = app;
+        if (app) acc->gate[g].reason[0] = '\0'; /* else the first capture's note */
+    }
+    acc->n = (int64_t)acc->ev.n;
+    adm_h_decide_numeric(acc, cfg);
+    adm_h_decide_flip(acc, cfg);
+    adm_h_decide_tier(acc);
+}
+
+void adm_verdict_require_power(adm_verdict *v, const adm_power *req)
+{
+    struct { const char *what; double need, have; } c[] = {
+        {"a lean", req->lean, v->power.lean},
+        {"a lean along sign(o)", req->sign, v->power.sign},
+        {"a gain", req->gain, v->power.gain},
+        {"a per-channel bias", req->channel, v->power.channel},
+        {"a per-row bias", req->row, v->power.row},
+    };
+    if (ADM_MUTANT("power")) return;
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        if (!(c[i].need > 0)) continue;
+        if (c[i].have > 0 && c[i].have <= c[i].need) continue;
+        if (c[i].have > 0)
+            adm_h_fail_gate(v, ADM_GATE_EVIDENCE, "Insufficient evidence: %s of %.3g D must be detectable, these "
+                            "captures detect %.3g D and more (%.0f elements): add captures, about %.1fx as many.",
+                            c[i].what, c[i].need, c[i].have, v->ev.n,
+                            (c[i].have / c[i].need) * (c[i].have / c[i].need));
+        else
+            adm_h_fail_gate(v, ADM_GATE_EVIDENCE, "Insufficient evidence: %s of %.3g D must be detectable, and these "
+                            "captures have no such statistic (a 1-D output has no channels or rows).", c[i].what,
+                            c[i].need);
+    }
+    if (req->rms_ratio > 0 && !(v->power.rms_ratio <= req->rms_ratio))
+        adm_h_fail_gate(v, ADM_GATE_EVIDENCE, "Insufficient evidence: an RMS ratio of %.3gx must be detectable, "
+                        "these captures detect %.3gx and more (%.0f elements).", req->rms_ratio, v->power.rms_ratio,
+                        v->ev.n);
+    if (!v->gate[ADM_GATE_EVIDENCE].passed) v->tier = ADM_TIER_HIGH;
+}
