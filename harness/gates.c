@@ -1,6 +1,7 @@
 /* The seven gates and the verdict. Formulas, thresholds and the reasons
  * behind them: harness/GATES.md. */
 #include "harness_internal.h"
+#include "adm_fpenv.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -212,14 +213,21 @@ static void scale_block(const double *o, const adm_tensor *ref, int64_t n, int64
     out[2] = bm;
 }
 
-double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
+ADM_FPENV_BODY
+static double judge_resolve_scale_body(const adm_tensor *oracle, const adm_tensor *ref)
 {
     int64_t n = adm_tensor_numel(oracle), m = 0, nb = (n + SCALE_BLK - 1) / SCALE_BLK;
     const double *o = oracle->data;
     double s = 0, q = 0, one[3], *part = malloc(sizeof *part * (size_t)(3 * nb + 1));
     if (part) {
-#pragma omp parallel for schedule(static)
-        for (int64_t b = 0; b < nb; b++) scale_block(o, ref, n, b, part + 3 * b);
+#pragma omp parallel
+        {
+            adm_fpenv fe;
+            adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < nb; b++) scale_block(o, ref, n, b, part + 3 * b);
+            adm_fpenv_leave(&fe);
+        }
     }
     for (int64_t b = 0; b < nb; b++) { /* without memory for the partials: serially, in the same order */
         const double *pb = part ? part + 3 * b : (scale_block(o, ref, n, b, one), one);
@@ -229,6 +237,17 @@ double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
     }
     free(part);
     return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
+{
+    adm_fpenv fe;
+    double rv;
+    adm_fpenv_enter(&fe);
+    rv = judge_resolve_scale_body(oracle, ref);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
 
 static inline int hist_bin(double ulps)
@@ -306,61 +325,67 @@ static adm_status error_pass(const adm_judge_input *in, const reader_ *rd, const
             free(ps); free(pc); free(ph);
             goto nomem;
         }
-#pragma omp parallel for schedule(static)
-        for (int64_t bk = 0; bk < nb; bk++) {
-            double *S = ps + bk * NS, *C = pc + bk * 3 * N;
-            int64_t *H = ph + bk * 2 * ADM_HIST_BINS;
-            for (int64_t row = bk * RB; row < R && row < (bk + 1) * RB; row++) {
-                double rr = 0, floor_;
-                for (int64_t j = 0; j < N && !cnd; j++) {
-                    double x = o[row * N + j];
-                    if (isfinite(x)) rr += x * x;
-                }
-                floor_ = sqrt(rr / (double)N);
-                for (int64_t j = 0; j < N; j++) {
-                    int64_t i = row * N + j;
-                    double r = at(rd, i), c = at(cd, i), er, ec, q, u, sg, oi = o[i];
-                    if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) continue;
-                    er = r - oi;
-                    ec = c - oi;
-                    q = round_fast(fmt, oi) - oi;
-                    if (cnd) /* a non-finite scale (an overflowed sum of |terms|): the element's own */
-                        u = 1.0 / ulp_fast(fmt, isfinite(cnd[i]) ? fmax(fabs(oi), cnd[i]) : fabs(oi));
-                    else
-                        u = 1.0 / ulp_fast(fmt, fmax(fabs(oi), fmin(floor_, colrms[j]) / 4)); /* a power of two */
-                    sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
-                    S[0] += er * er;
-                    S[1] += ec * ec;
-                    S[2] += q * q;
-                    S[3] += (er * u) * (er * u);
-                    S[4] += (ec * u) * (ec * u);
-                    S[5] += (q * u) * (q * u);
-                    S[6] += er;
-                    S[7] += ec;
-                    S[8] += er * sg;
-                    S[9] += ec * sg;
-                    S[10] += er * er * sg * sg;
-                    S[11] += ec * ec * sg * sg;
-                    S[12] += er * oi;
-                    S[13] += ec * oi;
-                    S[14] += oi * oi;
-                    S[15] = fmax(S[15], fabs(er));
-                    S[16] = fmax(S[16], fabs(ec));
-                    S[17] = fmax(S[17], fabs(q));
-                    S[18] += 1;
-                    S[19] = fmax(S[19], fabs(er * u));
-                    S[20] = fmax(S[20], fabs(ec * u));
-                    S[21] = fmax(S[21], fabs(q * u));
-                    H[hist_bin(er * u)]++;
-                    H[ADM_HIST_BINS + hist_bin(ec * u)]++;
-                    C[3 * j] += er;
-                    C[3 * j + 1] += ec;
-                    C[3 * j + 2] += 1;
-                    rws[2 * row] += er;
-                    rws[2 * row + 1] += ec;
-                    rwn[row]++;
+#pragma omp parallel
+        {
+            adm_fpenv fe;
+            adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+            for (int64_t bk = 0; bk < nb; bk++) {
+                double *S = ps + bk * NS, *C = pc + bk * 3 * N;
+                int64_t *H = ph + bk * 2 * ADM_HIST_BINS;
+                for (int64_t row = bk * RB; row < R && row < (bk + 1) * RB; row++) {
+                    double rr = 0, floor_;
+                    for (int64_t j = 0; j < N && !cnd; j++) {
+                        double x = o[row * N + j];
+                        if (isfinite(x)) rr += x * x;
+                    }
+                    floor_ = sqrt(rr / (double)N);
+                    for (int64_t j = 0; j < N; j++) {
+                        int64_t i = row * N + j;
+                        double r = at(rd, i), c = at(cd, i), er, ec, q, u, sg, oi = o[i];
+                        if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) continue;
+                        er = r - oi;
+                        ec = c - oi;
+                        q = round_fast(fmt, oi) - oi;
+                        if (cnd) /* a non-finite scale (an overflowed sum of |terms|): the element's own */
+                            u = 1.0 / ulp_fast(fmt, isfinite(cnd[i]) ? fmax(fabs(oi), cnd[i]) : fabs(oi));
+                        else
+                            u = 1.0 / ulp_fast(fmt, fmax(fabs(oi), fmin(floor_, colrms[j]) / 4)); /* a power of two */
+                        sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
+                        S[0] += er * er;
+                        S[1] += ec * ec;
+                        S[2] += q * q;
+                        S[3] += (er * u) * (er * u);
+                        S[4] += (ec * u) * (ec * u);
+                        S[5] += (q * u) * (q * u);
+                        S[6] += er;
+                        S[7] += ec;
+                        S[8] += er * sg;
+                        S[9] += ec * sg;
+                        S[10] += er * er * sg * sg;
+                        S[11] += ec * ec * sg * sg;
+                        S[12] += er * oi;
+                        S[13] += ec * oi;
+                        S[14] += oi * oi;
+                        S[15] = fmax(S[15], fabs(er));
+                        S[16] = fmax(S[16], fabs(ec));
+                        S[17] = fmax(S[17], fabs(q));
+                        S[18] += 1;
+                        S[19] = fmax(S[19], fabs(er * u));
+                        S[20] = fmax(S[20], fabs(ec * u));
+                        S[21] = fmax(S[21], fabs(q * u));
+                        H[hist_bin(er * u)]++;
+                        H[ADM_HIST_BINS + hist_bin(ec * u)]++;
+                        C[3 * j] += er;
+                        C[3 * j + 1] += ec;
+                        C[3 * j + 2] += 1;
+                        rws[2 * row] += er;
+                        rws[2 * row + 1] += ec;
+                        rwn[row]++;
+                    }
                 }
             }
+            adm_fpenv_leave(&fe);
         }
         for (int64_t bk = 0; bk < nb; bk++) {
             const double *S = ps + bk * NS;
@@ -375,13 +400,19 @@ static adm_status error_pass(const adm_judge_input *in, const reader_ *rd, const
                 v->hist_c[k] += ph[bk * 2 * ADM_HIST_BINS + ADM_HIST_BINS + k];
             }
         }
-#pragma omp parallel for schedule(static)
-        for (int64_t j = 0; j < N; j++)
-            for (int64_t bk = 0; bk < nb; bk++) {
-                chs[2 * j] += pc[bk * 3 * N + 3 * j];
-                chs[2 * j + 1] += pc[bk * 3 * N + 3 * j + 1];
-                chn[j] += (int64_t)pc[bk * 3 * N + 3 * j + 2];
-            }
+#pragma omp parallel
+        {
+            adm_fpenv fe;
+            adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+            for (int64_t j = 0; j < N; j++)
+                for (int64_t bk = 0; bk < nb; bk++) {
+                    chs[2 * j] += pc[bk * 3 * N + 3 * j];
+                    chs[2 * j + 1] += pc[bk * 3 * N + 3 * j + 1];
+                    chn[j] += (int64_t)pc[bk * 3 * N + 3 * j + 2];
+                }
+            adm_fpenv_leave(&fe);
+        }
         free(ps);
         free(pc);
         free(ph);
@@ -596,9 +627,15 @@ static void gate_special(const adm_judge_input *in, const reader_ *rd, const rea
 {
     char why[300];
     int64_t n = adm_tensor_numel(in->ref), first = n;
-#pragma omp parallel for reduction(min : first) schedule(static)
-    for (int64_t i = 0; i < n; i++)
-        if (i < first && kind_of(at(rd, i)) != kind_of(at(cd, i))) first = i;
+#pragma omp parallel reduction(min : first)
+    {
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < n; i++)
+            if (i < first && kind_of(at(rd, i)) != kind_of(at(cd, i))) first = i;
+        adm_fpenv_leave(&fe);
+    }
     if (first < n)
         fail_gate(v, ADM_GATE_SPECIAL, "On the capture's inputs, element %lld is %s where the reference has %s.",
                   (long long)first, kind_names[kind_of(at(cd, first))], kind_names[kind_of(at(rd, first))]);
@@ -810,7 +847,8 @@ static void gate_exact(const adm_judge_input *in, adm_verdict *v)
     }
 }
 
-adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
+ADM_FPENV_BODY
+static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
 {
     adm_gate_config d;
     double scale, maxb = 0;
@@ -838,10 +876,16 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
                         adm_shape_str(in->oracle->ndim, in->oracle->shape, b, sizeof b));
     v->oracle_certified = in->oracle_certified;
     v->oracle_assumption = in->oracle_certified ? in->oracle_assumption : NULL;
-#pragma omp parallel for reduction(max : maxb) schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        double bb = ((const double *)in->bound->data)[i];
-        if (isfinite(((const double *)in->oracle->data)[i]) && bb > maxb) maxb = bb;
+#pragma omp parallel reduction(max : maxb)
+    {
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < n; i++) {
+            double bb = ((const double *)in->bound->data)[i];
+            if (isfinite(((const double *)in->oracle->data)[i]) && bb > maxb) maxb = bb;
+        }
+        adm_fpenv_leave(&fe);
     }
     v->max_bound = maxb;
     if (in->cand->ndim != in->ref->ndim ||
@@ -878,4 +922,15 @@ error:
     /* no verdict: a caller that ignores the status still admits nothing */
     v->tier = ADM_TIER_HIGH;
     return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = judge_body(in, cfg, v);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

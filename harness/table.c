@@ -4,6 +4,7 @@
  * line, column and field) and every entry measured. The library's, so a
  * runtime can call it; admit-kernel table is a thin wrapper. */
 #include "adm_capture.h"
+#include "adm_fpenv.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
 
@@ -17,9 +18,10 @@
 
 /* ------------------------------------------------------------ measuring */
 
-adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
-                               const char *params_override, const char *ref_spec, const char *cand_spec,
-                               const adm_reader *reader, adm_measure_result *out)
+ADM_FPENV_BODY
+static adm_status harness_measure_body(const char *source, const char *want_op, const char *const *captures, int ncap,
+                                       const char *params_override, const char *ref_spec, const char *cand_spec,
+                                       const adm_reader *reader, adm_measure_result *out)
 {
     adm_verdict worst;
     int64_t refined = 0;
@@ -94,6 +96,19 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
     out->verdict = worst;
     out->mpfr_refined = refined;
     return ADM_OK;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
+                               const char *params_override, const char *ref_spec, const char *cand_spec,
+                               const adm_reader *reader, adm_measure_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = harness_measure_body(source, want_op, captures, ncap, params_override, ref_spec, cand_spec, reader, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
 
 
@@ -242,7 +257,9 @@ void adm_table_result_free(adm_table_result *r)
     memset(r, 0, sizeof *r);
 }
 
-adm_status adm_harness_table(const char *file, adm_table_progress_fn progress, void *user, adm_table_result *out)
+ADM_FPENV_BODY
+static adm_status harness_table_body(const char *file, adm_table_progress_fn progress, void *user,
+                                     adm_table_result *out)
 {
     adm_status st = ADM_OK;
     json_t *root = NULL, *fus;
@@ -398,4 +415,15 @@ done:
     free(text);
     if (st != ADM_OK) adm_table_result_free(out);
     return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_harness_table(const char *file, adm_table_progress_fn progress, void *user, adm_table_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = harness_table_body(file, progress, user, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
