@@ -32,8 +32,11 @@ typedef struct adm_fpenv {
 /* Saves the calling thread's environment in *saved and sets the default:
  * round to nearest, no FTZ/DAZ, every exception masked, no flags. */
 void adm_fpenv_enter(adm_fpenv *saved);
-/* Restores what adm_fpenv_enter saved (flags raised since are dropped). */
+/* Restores what adm_fpenv_enter or _save saved (flags raised since are
+ * dropped). */
 void adm_fpenv_leave(const adm_fpenv *saved);
+/* Saves the calling thread's environment in *saved, changing nothing. */
+void adm_fpenv_save(adm_fpenv *saved);
 /* 1 when the calling thread's environment is the default one. */
 int adm_fpenv_is_default(void);
 

@@ -10,7 +10,7 @@
 #define MXCSR_DEFAULT 0x1f80u
 #endif
 
-void adm_fpenv_enter(adm_fpenv *saved)
+void adm_fpenv_save(adm_fpenv *saved)
 {
     (void)fegetenv(&saved->env);
 #ifdef ADM_FPENV_SSE
@@ -18,6 +18,11 @@ void adm_fpenv_enter(adm_fpenv *saved)
 #else
     saved->mxcsr = 0;
 #endif
+}
+
+void adm_fpenv_enter(adm_fpenv *saved)
+{
+    adm_fpenv_save(saved);
     /* FE_DFL_ENV: the x87 control word and, elsewhere, the whole control
      * register (aarch64's FPCR, its FZ bit included); glibc leaves MXCSR's
      * FTZ and DAZ as they were, hence the explicit write */

@@ -7,6 +7,7 @@
 #include "adm_fpenv.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
+#include "plugin_sandbox.h"
 
 #include <jansson.h>
 #include <libgen.h>
@@ -63,10 +64,18 @@ static adm_status harness_measure_body(const char *source, const char *want_op, 
             adm_error_prefix("%s: ", captures[k]);
             goto fail;
         }
+        /* a plugin that cannot be loaded or queried fails this measurement
+         * alone (in_run), like one whose kernel crashes */
         at->field = "reference";
-        if ((st = adm_impl_resolve(adm_op_name(op), ref_spec, &ref)) != ADM_OK) goto fail;
+        if ((st = adm_impl_resolve(adm_op_name(op), ref_spec, &ref)) != ADM_OK) {
+            at->in_run = adm_impl_spec_is_plugin(ref_spec);
+            goto fail;
+        }
         at->field = "candidate";
-        if ((st = adm_impl_resolve(adm_op_name(op), cand_spec, &cand)) != ADM_OK) goto fail;
+        if ((st = adm_impl_resolve(adm_op_name(op), cand_spec, &cand)) != ADM_OK) {
+            at->in_run = adm_impl_spec_is_plugin(cand_spec);
+            goto fail;
+        }
         at->field = "captures";
         at->in_run = 1;
         st = adm_harness_run(op, &p, in, ref, cand, reader, NULL, &rr);
@@ -177,17 +186,25 @@ static adm_status schema_error(const char *file, const char *text, int entry, co
 static const char *str_field(json_t *e, const char *k) { return json_string_value(json_object_get(e, k)); }
 
 /* An entry's "static" declarations must be the candidate implementation's
- * own: a table cannot declare a precision its kernel does not have. */
-static adm_status check_static(const char *file, const char *text, int i, json_t *st, const char *op, const char *cand)
+ * own: a table cannot declare a precision its kernel does not have. A
+ * plugin that cannot be loaded or queried is not a schema error but its
+ * entry's failure: *plugin_failed is its status (its message the last
+ * error), and the rest is not checked. */
+static adm_status check_static(const char *file, const char *text, int i, json_t *st, const char *op, const char *cand,
+                               adm_status *plugin_failed)
 {
     const adm_impl *im = NULL;
     const char *k;
     json_t *v;
     adm_status rs = ADM_OK;
+    *plugin_failed = ADM_OK;
     if (!st) return ADM_OK;
     if (!json_is_object(st)) return schema_error(file, text, i, "static", "must be an object");
-    if ((rs = adm_impl_resolve(op, cand, &im)) != ADM_OK)
-        return schema_error(file, text, i, "candidate", "%s", adm_error_message());
+    if ((rs = adm_impl_resolve(op, cand, &im)) != ADM_OK) {
+        if (!adm_impl_spec_is_plugin(cand)) return schema_error(file, text, i, "candidate", "%s", adm_error_message());
+        *plugin_failed = rs;
+        return ADM_OK;
+    }
     json_object_foreach(st, k, v) {
         if (!strcmp(k, "accumulator") || !strcmp(k, "operand") || !strcmp(k, "intermediate")) {
             adm_dtype want = !strcmp(k, "accumulator") ? im->decl.accumulator
@@ -225,13 +242,15 @@ static adm_status check_static(const char *file, const char *text, int i, json_t
 
 /* An entry whose candidate is its reference (the same name, or two names
  * of one function) would compare a function with itself: it measures
- * exact by construction and tells the runtime nothing. */
+ * exact by construction and tells the runtime nothing. Two plugin kernels
+ * are never taken for one function (nor loaded here: measuring does). */
 static adm_status check_distinct(const char *file, const char *text, int i, const char *op, const char *ref,
                                  const char *cand)
 {
     const adm_impl *r = NULL, *c = NULL;
     int same = !strcmp(ref, cand);
-    if (!same && adm_impl_resolve(op, ref, &r) == ADM_OK && adm_impl_resolve(op, cand, &c) == ADM_OK)
+    if (!same && !adm_impl_spec_is_plugin(ref) && !adm_impl_spec_is_plugin(cand) &&
+        adm_impl_resolve(op, ref, &r) == ADM_OK && adm_impl_resolve(op, cand, &c) == ADM_OK)
         same = strcmp(r->backend, "plugin") && strcmp(c->backend, "plugin") && r->run == c->run;
     adm_plugin_free(r);
     adm_plugin_free(c);
@@ -304,6 +323,7 @@ static adm_status harness_table_body(const char *file, adm_table_progress_fn pro
         const char *name, *opname, *ref, *cand, *decl_s, *reader_s, *cpaths[16];
         char cbuf[16][2100], *ptext = NULL;
         adm_tier declared;
+        adm_status plugin_failed;
         adm_reader reader;
         int ncap;
         const adm_op *op;
@@ -356,7 +376,9 @@ static adm_status harness_table_body(const char *file, adm_table_progress_fn pro
             snprintf(cbuf[k], sizeof cbuf[k], "%s%s%s", cp[0] == '/' ? "" : dir, cp[0] == '/' ? "" : "/", cp);
             cpaths[k] = cbuf[k];
         }
-        if ((st = check_static(file, text, (int)i, json_object_get(e, "static"), opname, cand)) != ADM_OK) goto done;
+        if ((st = check_static(file, text, (int)i, json_object_get(e, "static"), opname, cand, &plugin_failed)) !=
+            ADM_OK)
+            goto done;
         if ((st = check_distinct(file, text, (int)i, opname, ref, cand)) != ADM_OK) goto done;
         if (params) ptext = json_dumps(params, JSON_COMPACT);
         if (progress) progress((int)i + 1, (int)json_array_size(fus), name, user);
@@ -373,15 +395,24 @@ static adm_status harness_table_body(const char *file, adm_table_progress_fn pro
             adm_table_entry *te = &out->entries[out->n];
             adm_status ms;
             memset(te, 0, sizeof *te);
-            if ((ms = adm_harness_measure(name, opname, cpaths, ncap, ptext, ref, cand, &reader, &mr)) != ADM_OK) {
+            if (plugin_failed != ADM_OK) { /* the candidate's plugin, found by check_static */
+                memset(&mr, 0, sizeof mr);
+                mr.field = "candidate";
+                mr.in_run = 1;
+                ms = plugin_failed;
+            } else {
+                ms = adm_harness_measure(name, opname, cpaths, ncap, ptext, ref, cand, &reader, &mr);
+            }
+            if (ms != ADM_OK) {
                 char label[64], msg[1024];
                 snprintf(msg, sizeof msg, "%s", adm_error_message());
                 if (mr.field && !strcmp(mr.field, "captures")) snprintf(label, sizeof label, "captures[%d]", mr.capture);
                 else snprintf(label, sizeof label, "%s", mr.field ? mr.field : "");
                 st = schema_error(file, text, (int)i, mr.field ? label : NULL, "entry '%s': %s", name, msg);
                 /* a capture that cannot be read or measured (corrupt, a
-                 * crash inside libhdf5 or a plugin) fails its entry only */
-                if (mr.field && !strcmp(mr.field, "captures")) {
+                 * crash inside libhdf5), or a plugin that cannot be loaded,
+                 * queried or run, fails its entry only */
+                if (mr.in_run || (mr.field && !strcmp(mr.field, "captures"))) {
                     te->error = adm_strdup(adm_error_message());
                     te->error_status = ms;
                     st = te->error ? ADM_OK : ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
