@@ -324,6 +324,7 @@ static adm_status harness_table_body(const char *file, adm_table_progress_fn pro
         char cbuf[16][2100], *ptext = NULL;
         adm_tier declared;
         adm_status plugin_failed;
+        char pmsg[1024];
         adm_reader reader;
         int ncap;
         const adm_op *op;
@@ -379,6 +380,7 @@ static adm_status harness_table_body(const char *file, adm_table_progress_fn pro
         if ((st = check_static(file, text, (int)i, json_object_get(e, "static"), opname, cand, &plugin_failed)) !=
             ADM_OK)
             goto done;
+        if (plugin_failed != ADM_OK) snprintf(pmsg, sizeof pmsg, "%s", adm_error_message());
         if ((st = check_distinct(file, text, (int)i, opname, ref, cand)) != ADM_OK) goto done;
         if (params) ptext = json_dumps(params, JSON_COMPACT);
         if (progress) progress((int)i + 1, (int)json_array_size(fus), name, user);
@@ -399,7 +401,7 @@ static adm_status harness_table_body(const char *file, adm_table_progress_fn pro
                 memset(&mr, 0, sizeof mr);
                 mr.field = "candidate";
                 mr.in_run = 1;
-                ms = plugin_failed;
+                ms = ADM_FAIL(plugin_failed, "%s", pmsg);
             } else {
                 ms = adm_harness_measure(name, opname, cpaths, ncap, ptext, ref, cand, &reader, &mr);
             }

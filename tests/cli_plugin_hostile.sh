@@ -37,6 +37,11 @@ r = json.load(open(sys.argv[1]))["results"]
 assert [x["verdict"] for x in r] == ["high", "error"], r
 assert not r[0]["claim_holds"]' "$work/t_$v.out.json"
 done
+# the same when the entry declares static precisions (read from the plugin too)
+printf '{"fusions": [{"name": "p", "op": "row_sum", "reference": "pairwise", "candidate": "%s", "declared": "high", "static": {"accumulator": "fp32"}, "captures": ["%s"]}]}\n' \
+    "$(h query_exit)" "$R" > "$work/static.json"
+expect 2 "fusions[0].candidate: entry 'p': plugin $plug/adm_plugin_hostile_query_exit.so: its query for kernel 'k' ended its process" \
+    "1 of 1 rows could not be measured" -- "$admit" table "$work/static.json"
 # a query that blocks without using CPU meets the wall clock; one that stops
 # the process watching it meets admit's own deadline for that process
 expect 2 "its query for kernel 'k' did not finish within 2 s (ADM_PLUGIN_TIMEOUT)" \
