@@ -2,7 +2,7 @@
  * (issue 15), one per build, for tests/cli_plugin_hostile.sh. The kernel
  * is an fp32 row sum in index order ("k", op row_sum); each variant adds:
  *   ADM_HOSTILE_QUERY_EXIT   the query calls exit(0)
- *   ADM_HOSTILE_QUERY_CRASH  the query dereferences NULL
+ *   ADM_HOSTILE_QUERY_CRASH  the query writes to an unmapped address
  *   ADM_HOSTILE_QUERY_LOOP   the query never returns
  *   ADM_HOSTILE_QUERY_STOP   the query stops its parent process (SIGSTOP) and returns
  *   ADM_HOSTILE_CTOR_EXIT    a constructor calls exit(0) when the library is loaded
@@ -143,7 +143,10 @@ const adm_plugin_kernel *adm_plugin_query(const char *name)
 #if defined(ADM_HOSTILE_QUERY_EXIT)
     exit(0);
 #elif defined(ADM_HOSTILE_QUERY_CRASH)
-    *(volatile int *)(uintptr_t)(name[0] == 'k' ? 0 : 1) = 1;
+    {
+        volatile uintptr_t unmapped = 16; /* not NULL: a sanitizer would stop at NULL first */
+        *(volatile int *)unmapped = 1;
+    }
 #elif defined(ADM_HOSTILE_QUERY_LOOP)
     for (volatile int spin = 1; spin;) {}
 #elif defined(ADM_HOSTILE_QUERY_STOP)
