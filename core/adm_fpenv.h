@@ -37,7 +37,5 @@ void adm_fpenv_enter(adm_fpenv *saved);
 void adm_fpenv_leave(const adm_fpenv *saved);
 /* Saves the calling thread's environment in *saved, changing nothing. */
 void adm_fpenv_save(adm_fpenv *saved);
-/* 1 when the calling thread's environment is the default one. */
-int adm_fpenv_is_default(void);
 
 #endif

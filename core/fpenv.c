@@ -39,11 +39,3 @@ void adm_fpenv_leave(const adm_fpenv *saved)
     _mm_setcsr(saved->mxcsr);
 #endif
 }
-
-int adm_fpenv_is_default(void)
-{
-#ifdef ADM_FPENV_SSE
-    if ((_mm_getcsr() & ~0x3fu) != MXCSR_DEFAULT) return 0;
-#endif
-    return fegetround() == FE_TONEAREST;
-}
