@@ -42,6 +42,7 @@
  *              order, then a tree across the lanes (a warp reduction)
  *   bf16_acc   the running sum rounded to bf16 after every add */
 #include "adm_candidates.h"
+#include "adm_fpenv.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -165,7 +166,9 @@ static void online_row(const float *qi, const float *kh, const float *vh, const 
     }
 }
 
-adm_status adm_emu_attention(const adm_op_params *p, const adm_tensor *const *in, adm_attn_path path, adm_tensor *out)
+ADM_FPENV_BODY
+static adm_status emu_attention_body(const adm_op_params *p, const adm_tensor *const *in, adm_attn_path path,
+                                     adm_tensor *out)
 {
     const adm_tensor *q = in[0], *k = in[1], *v = in[2];
     attn_dims d = dims_of(q, k, v);
@@ -217,6 +220,17 @@ done:
     return st;
 }
 
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_attention(const adm_op_params *p, const adm_tensor *const *in, adm_attn_path path, adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_attention_body(p, in, path, out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
 /* ------------------------------------------------------------ row sums */
 
 static float tree_sum(const float *x, int64_t n)
@@ -226,7 +240,9 @@ static float tree_sum(const float *x, int64_t n)
     return tree_sum(x, n / 2) + tree_sum(x + n / 2, n - n / 2);
 }
 
-adm_status adm_emu_row_sum(const adm_op_params *p, const adm_tensor *const *in, adm_sum_order order, adm_tensor *out)
+ADM_FPENV_BODY
+static adm_status emu_row_sum_body(const adm_op_params *p, const adm_tensor *const *in, adm_sum_order order,
+                                   adm_tensor *out)
 {
     const adm_tensor *x = in[0];
     int axis = p->axis < 0 ? p->axis + x->ndim : p->axis, k = 0;
@@ -262,4 +278,15 @@ adm_status adm_emu_row_sum(const adm_op_params *p, const adm_tensor *const *in, 
         }
     free(row);
     return ADM_OK;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_row_sum(const adm_op_params *p, const adm_tensor *const *in, adm_sum_order order, adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_row_sum_body(p, in, order, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

@@ -1,5 +1,6 @@
 /* GEMM-family emulations: eager reference paths and fused kernels. */
 #include "adm_candidates.h"
+#include "adm_fpenv.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@ void adm_gemm_emu_reference(adm_gemm_emu *e)
 /* PyTorch computes GELU of a bf16 tensor in fp32 ("opmath") and rounds:
  *   tanh: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
  *   erf:  0.5 x (1 + erf(x / sqrt(2)))  */
-float adm_emu_gelu_f32(float x, adm_gelu_kind k)
+static float gelu_f32(float x, adm_gelu_kind k)
 {
     if (k == ADM_GELU_TANH) {
         const float beta = 0.7978845608028654f, kappa = 0.044715f;
@@ -28,6 +29,20 @@ float adm_emu_gelu_f32(float x, adm_gelu_kind k)
     return x;
 }
 
+ADM_FPENV_BODY
+static float emu_gelu_f32_body(float x, adm_gelu_kind k) { return gelu_f32(x, k); }
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+float adm_emu_gelu_f32(float x, adm_gelu_kind k)
+{
+    adm_fpenv fe;
+    float rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_gelu_f32_body(x, k);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
 static float round_to(adm_dtype dt, adm_round mode, float v)
 {
     if (dt == ADM_FP32) return v;
@@ -36,8 +51,9 @@ static float round_to(adm_dtype dt, adm_round mode, float v)
     return (float)adm_format_round(dt, v, mode, ADM_CVT_SATFINITE);
 }
 
-adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias,
-                        const adm_gemm_emu *e, adm_tensor *out)
+ADM_FPENV_BODY
+static adm_status emu_gemm_body(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias,
+                                const adm_gemm_emu *e, adm_tensor *out)
 {
     int64_t K = x->shape[x->ndim - 1], N = w->shape[0], M = K ? adm_tensor_numel(x) / K : 0;
     int64_t oshape[ADM_MAX_DIMS];
@@ -99,7 +115,7 @@ adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tens
             }
             if (e->gelu != ADM_GELU_NONE) {
                 if (!e->gelu_fused) v = round_to(e->out, ADM_RNE, v);
-                v = adm_emu_gelu_f32(v, e->gelu);
+                v = gelu_f32(v, e->gelu);
             }
             if (e->nudge_ulps != 0) v = (float)(v + e->nudge_ulps * adm_format_ulp(e->out, v));
             {
@@ -117,4 +133,16 @@ fail:
     free(wf);
     adm_tensor_free(out);
     return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_gemm(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias,
+                        const adm_gemm_emu *e, adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_gemm_body(x, w, bias, e, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

@@ -1,5 +1,6 @@
 /* Gated residual and linear attention emulations. */
 #include "adm_candidates.h"
+#include "adm_fpenv.h"
 #include "norm_emu.h"
 
 #include <math.h>
@@ -10,7 +11,9 @@ static float bf(float v) { return adm_bf16_to_f32(adm_bf16_from_f32(v)); }
 /* x + g y. Reference: one fp32 expression, one rounding (addcmul);
  * early: g y rounded to the output format first (the fused kernel of
  * Helios / LingBot Video rounds one step earlier). */
-adm_status adm_emu_gated_residual(const adm_op_params *p, const adm_tensor *const *in, int early, adm_tensor *out)
+ADM_FPENV_BODY
+static adm_status emu_gated_residual_body(const adm_op_params *p, const adm_tensor *const *in, int early,
+                                          adm_tensor *out)
 {
     const adm_tensor *x = in[0], *y = in[2];
     adm_tensor g;
@@ -29,12 +32,24 @@ adm_status adm_emu_gated_residual(const adm_op_params *p, const adm_tensor *cons
     return ADM_OK;
 }
 
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_gated_residual(const adm_op_params *p, const adm_tensor *const *in, int early, adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_gated_residual_body(p, in, early, out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
 /* Linear attention with the ReLU feature map, per head: KV = phi(k)^T v,
  * ks = sum phi(k) in fp32, out = phi(q) KV / (phi(q) ks + eps), fp32 out.
  * bf16_state: KV and ks rounded to bf16 before the second GEMM (SANA-Video
  * feeding bf16 where the reference promotes to fp32). */
-adm_status adm_emu_linear_attention(const adm_op_params *p, const adm_tensor *const *in, int bf16_state,
-                                    adm_tensor *out)
+ADM_FPENV_BODY
+static adm_status emu_linear_attention_body(const adm_op_params *p, const adm_tensor *const *in, int bf16_state,
+                                            adm_tensor *out)
 {
     const adm_tensor *q = in[0], *k = in[1], *v = in[2];
     int r = q->ndim;
@@ -74,9 +89,22 @@ adm_status adm_emu_linear_attention(const adm_op_params *p, const adm_tensor *co
     return ADM_OK;
 }
 
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_linear_attention(const adm_op_params *p, const adm_tensor *const *in, int bf16_state,
+                                    adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_linear_attention_body(p, in, bf16_state, out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
 /* NVFP4 quantize-dequantize as torchao's nvfp4_quantize with a per-tensor
  * scale computes it (adm_candidates.h); every operation in fp32. */
-adm_status adm_emu_nvfp4_qdq(const adm_tensor *x, adm_tensor *out)
+ADM_FPENV_BODY
+static adm_status emu_nvfp4_qdq_body(const adm_tensor *x, adm_tensor *out)
 {
     int64_t n = adm_tensor_numel(x), N = x->ndim ? x->shape[x->ndim - 1] : 1;
     float amax = 0, g;
@@ -113,4 +141,15 @@ adm_status adm_emu_nvfp4_qdq(const adm_tensor *x, adm_tensor *out)
         }
     }
     return ADM_OK;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_nvfp4_qdq(const adm_tensor *x, adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_nvfp4_qdq_body(x, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

@@ -3,6 +3,7 @@
  * groupnorm + SiLU (eager, fused two-pass). bf16 storage, fp32 arithmetic;
  * each rounds where its kernel rounds. */
 #include "adm_candidates.h"
+#include "adm_fpenv.h"
 #include "norm_emu.h"
 
 #include <math.h>
@@ -42,8 +43,10 @@ static float sumsq(const float *x, int64_t n, int how)
     }
 }
 
-adm_status adm_emu_rmsnorm(const adm_op_params *p, const adm_tensor *const *in, int how, int fused_out, int silu_after,
-                           adm_tensor *out)
+ADM_FPENV_BODY
+static adm_status emu_rmsnorm_body(const adm_op_params *p, const adm_tensor *const *in, int how, int fused_out,
+                                   int silu_after,
+                                   adm_tensor *out)
 {
     const adm_tensor *x = in[0], *w = in[1];
     int64_t C = x->shape[x->ndim - 1], R = C ? adm_tensor_numel(x) / C : 0;
@@ -67,9 +70,22 @@ adm_status adm_emu_rmsnorm(const adm_op_params *p, const adm_tensor *const *in, 
     return ADM_OK;
 }
 
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_rmsnorm(const adm_op_params *p, const adm_tensor *const *in, int how, int fused_out, int silu_after,
+                           adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_rmsnorm_body(p, in, how, fused_out, silu_after, out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
 /* The norm statistic mean(x^2) over the last axis, fp32 out: the sum of
  * squares as the rmsnorm emulations compute it (how), divided by C in fp32. */
-adm_status adm_emu_mean_sq(const adm_op_params *p, const adm_tensor *const *in, int how, adm_tensor *out)
+ADM_FPENV_BODY
+static adm_status emu_mean_sq_body(const adm_op_params *p, const adm_tensor *const *in, int how, adm_tensor *out)
 {
     const adm_tensor *x = in[0];
     int64_t C = x->ndim ? x->shape[x->ndim - 1] : 1, R = C ? adm_tensor_numel(x) / C : 0;
@@ -86,7 +102,19 @@ adm_status adm_emu_mean_sq(const adm_op_params *p, const adm_tensor *const *in, 
     return ADM_OK;
 }
 
-adm_status adm_emu_layernorm(const adm_op_params *p, const adm_tensor *const *in, int folded, adm_tensor *out)
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_mean_sq(const adm_op_params *p, const adm_tensor *const *in, int how, adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_mean_sq_body(p, in, how, out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
+ADM_FPENV_BODY
+static adm_status emu_layernorm_body(const adm_op_params *p, const adm_tensor *const *in, int folded, adm_tensor *out)
 {
     const adm_tensor *x = in[0], *w = in[1], *b = in[2];
     adm_tensor sh, sc;
@@ -127,7 +155,19 @@ adm_status adm_emu_layernorm(const adm_op_params *p, const adm_tensor *const *in
     return ADM_OK;
 }
 
-adm_status adm_emu_groupnorm(const adm_op_params *p, const adm_tensor *const *in, int fused, adm_tensor *out)
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_layernorm(const adm_op_params *p, const adm_tensor *const *in, int folded, adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_layernorm_body(p, in, folded, out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
+ADM_FPENV_BODY
+static adm_status emu_groupnorm_body(const adm_op_params *p, const adm_tensor *const *in, int fused, adm_tensor *out)
 {
     const adm_tensor *x = in[0], *w = in[1], *b = in[2];
     int cl = p->channels_last;
@@ -168,4 +208,15 @@ adm_status adm_emu_groupnorm(const adm_op_params *p, const adm_tensor *const *in
     free(off);
     free(ch);
     return ADM_OK;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_emu_groupnorm(const adm_op_params *p, const adm_tensor *const *in, int fused, adm_tensor *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = emu_groupnorm_body(p, in, fused, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

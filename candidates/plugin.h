@@ -10,6 +10,16 @@
  * struct smaller than its version's is refused with a message. This header
  * needs nothing of admit's: a plugin includes it alone.
  *
+ * admit loads the library, calls the query and runs the kernel in a child
+ * process of its own, once for the query and once per run, each time
+ * asking the query again (candidates/plugin_sandbox.c): keep constructors
+ * and the query cheap and free of side effects, and answer the same every
+ * time. The kernel runs in the floating-point environment the library's
+ * loading leaves (a constructor's FTZ/DAZ counts), not in what the query
+ * sets. The struct's strings are checked: UTF-8 without control
+ * characters, name at most 128 bytes, op at most 63, dtype names at most
+ * 15, description at most 383; dtype names must be admit's.
+ *
  *   version 1: everything up to and including run
  *   version 2: + description
  *
@@ -48,7 +58,8 @@ typedef struct adm_plugin_kernel {
     const char *op;          /* an op of admit's catalog, e.g. "linear+gelu" */
     int32_t output_dtype;    /* the output's dtype code */
     /* Static declarations (gate 6): dtype names ("fp32", "bf16", ...) or
-     * NULL when undeclared; ulps < 0 and stable < 0 when undeclared. */
+     * NULL when undeclared; ulps finite, < 0 when undeclared; stable 1 or
+     * 0, < 0 when undeclared. */
     const char *accumulator, *operand, *intermediate;
     double transcendental_ulps;
     int32_t stable;

@@ -4,6 +4,7 @@
  * declarations gate 6 reads. */
 #include "adm_candidates.h"
 #include "norm_emu.h"
+#include "plugin_sandbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,7 +219,7 @@ adm_status adm_impl_resolve(const char *op, const char *spec, const adm_impl **o
 {
     const char *colon = strrchr(spec, ':');
     *out = NULL;
-    if (colon && strstr(spec, ".so")) {
+    if (adm_impl_spec_is_plugin(spec)) {
         char path[1024];
         size_t n = (size_t)(colon - spec);
         if (n >= sizeof path) return ADM_FAIL(ADM_ERR_INVALID, "plugin path too long: %s", spec);

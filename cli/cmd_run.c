@@ -22,7 +22,8 @@ static const char run_usage[] =
     "IMPL: a registered implementation of the capture's op (admit-kernel run --list)\n"
     "or path.so:name, a kernel of a plugin (candidates/plugin.h).\n"
     "  --reader R         a downstream reader: fp8_e4m3, threshold:T, topk:K\n"
-    "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
+    "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER; NAME is a\n"
+    "                     --candidate as spelled, or a plugin kernel's name (k of path.so:k)\n"
     ADM_CLI_REPORT_USAGE
     "  --list             the registered implementations\n"
     "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
@@ -49,13 +50,52 @@ static void list_impls(void)
     }
 }
 
-/* Which part of a table entry an error of measure() comes from. */
+/* A plugin kernel's short name: what follows the last ':' of path.so:name
+ * (adm_impl_resolve's spelling of a plugin); NULL for a registry name. */
+static const char *short_name(const char *spec)
+{
+    const char *colon = strrchr(spec, ':');
+    return colon && strstr(spec, ".so") ? colon + 1 : NULL;
+}
+
+/* Which candidate each claim names, before anything is measured: the
+ * candidates spelled as the claim (--candidate given twice counts once),
+ * else the plugin kernels whose short name it is. A claim that names no
+ * candidate, or plugin kernels of two spellings, or a candidate that
+ * already has a claim, is refused: a gate built on run must check what it
+ * says it checks. who[k] is the claim of candidate k, or -1. */
+static int match_claims(char *const *names, int ncl, const char *const *cands, int nc, int *who)
+{
+    for (int k = 0; k < nc; k++) who[k] = -1;
+    for (int c = 0; c < ncl; c++) {
+        int full = 0, first = -1;
+        for (int k = 0; k < nc; k++) full += !strcmp(names[c], cands[k]);
+        for (int k = 0; k < nc; k++) {
+            const char *sn = short_name(cands[k]);
+            if (full ? strcmp(names[c], cands[k]) != 0 : !sn || strcmp(names[c], sn) != 0) continue;
+            if (first >= 0 && strcmp(cands[first], cands[k]) != 0)
+                return adm_cli_usage_error("--claim %s: ambiguous, both '%s' and '%s' are kernels of that name; "
+                                           "claim one by its full spelling", names[c],
+                                           cands[first], cands[k]);
+            if (who[k] >= 0 && who[k] != c)
+                return adm_cli_usage_error("--claim %s: candidate '%s' already has a claim", names[c],
+                                           cands[k]);
+            if (first < 0) first = k;
+            who[k] = c;
+        }
+        if (first < 0)
+            return adm_cli_usage_error("--claim: no candidate named '%s' (the --candidate spellings, or a plugin "
+                                       "kernel's name)", names[c]);
+    }
+    return ADM_EXIT_OK;
+}
+
 int adm_cmd_run(int argc, char **argv)
 {
     const char *capture = NULL, *ref = NULL, *cands[32], *json = NULL, *junit = NULL, *html = NULL, *reader_text = NULL;
     char *claim_names[32];
     adm_tier claim_tiers[32];
-    int nc = 0, ncl = 0, rc = ADM_EXIT_OK, strict = 0;
+    int nc = 0, ncl = 0, rc = ADM_EXIT_OK, strict = 0, who[32];
     adm_reader reader;
     adm_report *rep = NULL;
     {
@@ -101,18 +141,17 @@ int adm_cmd_run(int argc, char **argv)
         rc = adm_cli_usage_error("run: expected CAPTURE, --reference and at least one --candidate");
         goto done;
     }
+    if ((rc = match_claims(claim_names, ncl, cands, nc, who)) != ADM_EXIT_OK) goto done;
     if (adm_reader_parse(reader_text, &reader) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     if (adm_report_create("admit-kernel run", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     adm_report_set_strict(rep, strict);
     adm_cli_report_context(rep, "capture", capture);
     adm_report_set_context(rep, "reference", ref);
     for (int k = 0; k < nc; k++) {
-        const adm_tier *claim = NULL;
+        const adm_tier *claim = who[k] >= 0 ? &claim_tiers[who[k]] : NULL;
         const char *caps[1] = {capture};
         adm_measure_result mr;
         adm_status ms;
-        for (int c = 0; c < ncl; c++)
-            if (!strcmp(claim_names[c], cands[k])) claim = &claim_tiers[c];
         adm_cli_progress(k + 1, nc, cands[k]);
         ms = adm_harness_measure(capture, NULL, caps, 1, NULL, ref, cands[k], &reader, &mr);
         adm_measure_result_free(&mr);

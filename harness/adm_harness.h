@@ -332,7 +332,8 @@ typedef struct adm_measure_result {
     const char *field;      /* on failure, the input at fault: "captures", "params", "reference" or
                                "candidate"; NULL: none */
     int capture;            /* and for "captures", which one */
-    int in_run;             /* 1: it failed while the implementations ran (a plugin's crash) */
+    int in_run;             /* 1: it failed while the implementations ran, or a plugin could not be loaded
+                               or queried: this measurement fails alone */
     int ncaptures;          /* each capture's own verdict in brief, owned: adm_measure_result_free */
     adm_capture_summary *per_capture;
 } adm_measure_result;

@@ -3,6 +3,7 @@
  * that evidence, and the power of the verdict. Formulas, thresholds and
  * their derivation: harness/GATES.md. */
 #include "harness_internal.h"
+#include "adm_fpenv.h"
 
 #include <gsl/gsl_cdf.h>
 #include <stdio.h>
@@ -182,7 +183,11 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
      * give the same bits with 1 or 16 threads (floating-point addition is
      * not associative; OpenMP's reduction order follows the thread
      * count). */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel
+    {
+    adm_fpenv fe;
+    adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
     for (int64_t bk = 0; bk < nb; bk++) {
         double *M = mg + bk * MG_NS;
         int64_t *H = ph + bk * 2 * ADM_HIST_BINS;
@@ -225,9 +230,15 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
             }
         }
     }
+    adm_fpenv_leave(&fe);
+    }
     /* Pass 2, over blocks of CB channels: each channel's sums are one
      * thread's, in row order. */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel
+    {
+    adm_fpenv fe;
+    adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
     for (int64_t cb = 0; cb < ncb; cb++)
         for (int64_t row = 0; row < R; row++)
             for (int64_t j = cb * CB; j < N && j < (cb + 1) * CB; j++) {
@@ -240,6 +251,8 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
                     u = 1.0 / adm_h_ulp(fmt, fmax(fabs(oi), fmin(rowfloor[row], colrms[j]) / 4));
                 raw_add(chans + j * RAW_NS, oi, u, c - r, r - oi, c - oi);
             }
+    adm_fpenv_leave(&fe);
+    }
     for (int64_t bk = 0; bk < nb; bk++) {
         const double *M = mg + bk * MG_NS;
         for (int t = MG_ER2; t <= MG_UQ2; t++) m[t] += M[t];
@@ -641,7 +654,8 @@ void adm_h_decide_tier(adm_verdict *v)
 
 /* ------------------------------------------------------------ pooled verdicts */
 
-void adm_verdict_pool_add(adm_verdict *acc, const adm_verdict *one, const char *label)
+ADM_FPENV_BODY
+static void pool_add_body(adm_verdict *acc, const adm_verdict *one, const char *label)
 {
     static const int kept[] = {ADM_GATE_SPECIAL, ADM_GATE_STRIDES, ADM_GATE_STATIC, ADM_GATE_EXACT};
     if (acc->ev.captures == 0) {
@@ -679,7 +693,8 @@ void adm_verdict_pool_add(adm_verdict *acc, const adm_verdict *one, const char *
     evidence_pool(&acc->ev, &one->ev);
 }
 
-void adm_verdict_pool_finish(adm_verdict *acc, const adm_gate_config *cfg)
+ADM_FPENV_BODY
+static void pool_finish_body(adm_verdict *acc, const adm_gate_config *cfg)
 {
     adm_gate_config d;
     static const int decided[] = {ADM_GATE_MAGNITUDE, ADM_GATE_BIAS, ADM_GATE_FLIP, ADM_GATE_EVIDENCE};
@@ -696,7 +711,8 @@ void adm_verdict_pool_finish(adm_verdict *acc, const adm_gate_config *cfg)
     adm_h_decide_tier(acc);
 }
 
-void adm_verdict_require_power(adm_verdict *v, const adm_power *req)
+ADM_FPENV_BODY
+static void require_power_body(adm_verdict *v, const adm_power *req)
 {
     struct { const char *what; double need, have; } c[] = {
         {"a lean", req->lean, v->power.lean},
@@ -724,4 +740,30 @@ void adm_verdict_require_power(adm_verdict *v, const adm_power *req)
                         "these captures detect %.3gx and more (%.0f elements).", req->rms_ratio, v->power.rms_ratio,
                         v->ev.n);
     if (!v->gate[ADM_GATE_EVIDENCE].passed) v->tier = ADM_TIER_HIGH;
+}
+
+/* The public entry points, in the default floating-point environment
+ * (core/adm_fpenv.h): the t quantiles and the tests are arithmetic too. */
+void adm_verdict_pool_add(adm_verdict *acc, const adm_verdict *one, const char *label)
+{
+    adm_fpenv fe;
+    adm_fpenv_enter(&fe);
+    pool_add_body(acc, one, label);
+    adm_fpenv_leave(&fe);
+}
+
+void adm_verdict_pool_finish(adm_verdict *acc, const adm_gate_config *cfg)
+{
+    adm_fpenv fe;
+    adm_fpenv_enter(&fe);
+    pool_finish_body(acc, cfg);
+    adm_fpenv_leave(&fe);
+}
+
+void adm_verdict_require_power(adm_verdict *v, const adm_power *req)
+{
+    adm_fpenv fe;
+    adm_fpenv_enter(&fe);
+    require_power_body(v, req);
+    adm_fpenv_leave(&fe);
 }

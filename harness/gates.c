@@ -1,6 +1,7 @@
 /* The seven gates and the verdict. Formulas, thresholds and the reasons
  * behind them: harness/GATES.md. */
 #include "harness_internal.h"
+#include "adm_fpenv.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -152,14 +153,21 @@ static void scale_block(const double *o, const adm_tensor *ref, int64_t n, int64
     out[2] = bm;
 }
 
-double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
+ADM_FPENV_BODY
+static double judge_resolve_scale_body(const adm_tensor *oracle, const adm_tensor *ref)
 {
     int64_t n = adm_tensor_numel(oracle), m = 0, nb = (n + SCALE_BLK - 1) / SCALE_BLK;
     const double *o = oracle->data;
     double s = 0, q = 0, one[3], *part = malloc(sizeof *part * (size_t)(3 * nb + 1));
     if (part) {
-#pragma omp parallel for schedule(static)
-        for (int64_t b = 0; b < nb; b++) scale_block(o, ref, n, b, part + 3 * b);
+#pragma omp parallel
+        {
+            adm_fpenv fe;
+            adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+            for (int64_t b = 0; b < nb; b++) scale_block(o, ref, n, b, part + 3 * b);
+            adm_fpenv_leave(&fe);
+        }
     }
     for (int64_t b = 0; b < nb; b++) { /* without memory for the partials: serially, in the same order */
         const double *pb = part ? part + 3 * b : (scale_block(o, ref, n, b, one), one);
@@ -169,6 +177,17 @@ double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
     }
     free(part);
     return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref)
+{
+    adm_fpenv fe;
+    double rv;
+    adm_fpenv_enter(&fe);
+    rv = judge_resolve_scale_body(oracle, ref);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
 
 /* ------------------------------------------------------------ gate 3 */
@@ -202,9 +221,15 @@ static void gate_special(const adm_judge_input *in, const adm_h_reader *rd, cons
 {
     char why[300];
     int64_t n = adm_tensor_numel(in->ref), first = n;
-#pragma omp parallel for reduction(min : first) schedule(static)
-    for (int64_t i = 0; i < n; i++)
-        if (i < first && kind_of(adm_h_at(rd, i)) != kind_of(adm_h_at(cd, i))) first = i;
+#pragma omp parallel reduction(min : first)
+    {
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < n; i++)
+            if (i < first && kind_of(adm_h_at(rd, i)) != kind_of(adm_h_at(cd, i))) first = i;
+        adm_fpenv_leave(&fe);
+    }
     if (first < n && !ADM_MUTANT("special"))
         adm_h_fail_gate(v, ADM_GATE_SPECIAL, "On the capture's inputs, element %lld is %s where the reference has %s.",
                   (long long)first, kind_names[kind_of(adm_h_at(cd, first))], kind_names[kind_of(adm_h_at(rd, first))]);
@@ -414,7 +439,8 @@ static void gate_exact(const adm_judge_input *in, adm_verdict *v)
     }
 }
 
-adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
+ADM_FPENV_BODY
+static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
 {
     adm_gate_config d;
     double scale, maxb = 0;
@@ -442,10 +468,16 @@ adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_
                         adm_shape_str(in->oracle->ndim, in->oracle->shape, b, sizeof b));
     v->oracle_certified = in->oracle_certified;
     v->oracle_assumption = in->oracle_certified ? in->oracle_assumption : NULL;
-#pragma omp parallel for reduction(max : maxb) schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        double bb = ((const double *)in->bound->data)[i];
-        if (isfinite(((const double *)in->oracle->data)[i]) && bb > maxb) maxb = bb;
+#pragma omp parallel reduction(max : maxb)
+    {
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < n; i++) {
+            double bb = ((const double *)in->bound->data)[i];
+            if (isfinite(((const double *)in->oracle->data)[i]) && bb > maxb) maxb = bb;
+        }
+        adm_fpenv_leave(&fe);
     }
     v->max_bound = maxb;
     if (in->cand->ndim != in->ref->ndim ||
@@ -477,4 +509,15 @@ error:
     /* no verdict: a caller that ignores the status still admits nothing */
     v->tier = ADM_TIER_HIGH;
     return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_judge(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = judge_body(in, cfg, v);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

@@ -1,5 +1,6 @@
 /* Replay: the gates over the outputs stored in a capture. */
 #include "adm_capture.h"
+#include "adm_fpenv.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
 
@@ -14,8 +15,10 @@ void adm_replay_result_free(adm_replay_result *r)
     memset(r, 0, sizeof *r);
 }
 
-adm_status adm_harness_replay(const adm_capture *c, const adm_oracle_config *ocfg, const adm_gate_config *gcfg,
-                              adm_replay_result *out)
+ADM_FPENV_BODY
+static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_config *ocfg,
+                                      const adm_gate_config *gcfg,
+                                      adm_replay_result *out)
 {
     const char *path = adm_capture_path(c) ? adm_capture_path(c) : "(capture)";
     const adm_op *op = adm_op_find(adm_capture_op(c));
@@ -114,4 +117,16 @@ done:
 fail_prefix:
     adm_error_prefix("%s: ", path);
     goto done;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_harness_replay(const adm_capture *c, const adm_oracle_config *ocfg, const adm_gate_config *gcfg,
+                              adm_replay_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = harness_replay_body(c, ocfg, gcfg, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

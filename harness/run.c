@@ -1,6 +1,7 @@
 /* Run: implementations on a capture's inputs, on special-value probes and
  * on non-contiguous views, then the gates. */
 #include "adm_harness.h"
+#include "adm_fpenv.h"
 #include "adm_oracle.h"
 
 #include <math.h>
@@ -129,9 +130,10 @@ adm_status adm_harness_check_inputs(const adm_op *op, const adm_op_params *p, co
 
 static const char *view_names[4] = {"transposed", "strided", "offset", "broadcast"};
 
-adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
-                           const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
-                           const adm_gate_config *gcfg, adm_run_result *out)
+ADM_FPENV_BODY
+static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                                   const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
+                                   const adm_gate_config *gcfg, adm_run_result *out)
 {
     adm_tensor r, c, pr[N_PROBES], pc[N_PROBES], probe_in[N_PROBES];
     adm_special_outcome so[N_PROBES];
@@ -242,4 +244,17 @@ done:
     adm_tensor_free(&r);
     adm_tensor_free(&c);
     return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                           const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
+                           const adm_gate_config *gcfg, adm_run_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = harness_run_body(op, p, inputs, ref, cand, reader, gcfg, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

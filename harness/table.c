@@ -6,6 +6,8 @@
 #include "adm_capture.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
+#include "adm_fpenv.h"
+#include "plugin_sandbox.h"
 
 #include <jansson.h>
 #include <libgen.h>
@@ -38,9 +40,10 @@ void adm_measure_result_free(adm_measure_result *r)
     r->ncaptures = 0;
 }
 
-adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
-                               const char *params_override, const char *ref_spec, const char *cand_spec,
-                               const adm_reader *reader, adm_measure_result *out)
+ADM_FPENV_BODY
+static adm_status harness_measure_body(const char *source, const char *want_op, const char *const *captures, int ncap,
+                                       const char *params_override, const char *ref_spec, const char *cand_spec,
+                                       const adm_reader *reader, adm_measure_result *out)
 {
     int64_t refined = 0;
     adm_measure_result *at = out;
@@ -83,10 +86,18 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
             adm_error_prefix("%s: ", captures[k]);
             goto fail;
         }
+        /* a plugin that cannot be loaded or queried fails this measurement
+         * alone (in_run), like one whose kernel crashes */
         at->field = "reference";
-        if ((st = adm_impl_resolve(adm_op_name(op), ref_spec, &ref)) != ADM_OK) goto fail;
+        if ((st = adm_impl_resolve(adm_op_name(op), ref_spec, &ref)) != ADM_OK) {
+            at->in_run = adm_impl_spec_is_plugin(ref_spec);
+            goto fail;
+        }
         at->field = "candidate";
-        if ((st = adm_impl_resolve(adm_op_name(op), cand_spec, &cand)) != ADM_OK) goto fail;
+        if ((st = adm_impl_resolve(adm_op_name(op), cand_spec, &cand)) != ADM_OK) {
+            at->in_run = adm_impl_spec_is_plugin(cand_spec);
+            goto fail;
+        }
         at->field = "captures";
         at->in_run = 1;
         st = adm_harness_run(op, &p, in, ref, cand, reader, NULL, &rr);
@@ -121,6 +132,19 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
     adm_verdict_pool_finish(&out->verdict, NULL);
     out->mpfr_refined = refined;
     return ADM_OK;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
+                               const char *params_override, const char *ref_spec, const char *cand_spec,
+                               const adm_reader *reader, adm_measure_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = harness_measure_body(source, want_op, captures, ncap, params_override, ref_spec, cand_spec, reader, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
 
 
@@ -345,6 +369,10 @@ typedef struct plan {
     int ncap;
     adm_tier declared;
     adm_reader reader;
+    /* a plugin that could not be loaded or queried: not a schema error but
+     * this entry's failure, its message kept for the entry's error row */
+    char *load_error;
+    adm_status load_status;
 } plan;
 
 static void plan_free(plan *p)
@@ -353,6 +381,7 @@ static void plan_free(plan *p)
     free(p->cand_spec);
     free(p->ptext);
     for (int k = 0; k < p->ncap; k++) free(p->cpaths[k]);
+    free(p->load_error);
 }
 
 /* dir/rel, or rel itself when it is absolute; NULL when the result is
@@ -465,15 +494,28 @@ static adm_status check_entry(const char *file, table_text *t, const char *dir, 
     }
     ADM_TRY(resolve_spec(file, t, i, "reference", dir, p->ref, &p->ref_spec));
     ADM_TRY(resolve_spec(file, t, i, "candidate", dir, p->cand, &p->cand_spec));
-    if (adm_impl_resolve(p->op, p->ref_spec, &r) != ADM_OK)
-        return schema_error(file, t, i, "reference", "entry '%s': %s", p->name, adm_error_message());
-    if (adm_impl_resolve(p->op, p->cand_spec, &c) != ADM_OK) {
-        st = schema_error(file, t, i, "candidate", "entry '%s': %s", p->name, adm_error_message());
-        adm_plugin_free(r);
-        return st;
+    /* An unknown registered name is a schema error; a plugin that cannot
+     * be loaded or queried (a missing .so, a query that crashes) fails its
+     * own entry, whose row says why, and the others are measured. */
+    for (int which = 0; which < 2 && !p->load_error; which++) {
+        const char *spec = which ? p->cand_spec : p->ref_spec, *field = which ? "candidate" : "reference";
+        if (adm_impl_resolve(p->op, spec, which ? &c : &r) == ADM_OK) continue;
+        if (!adm_impl_spec_is_plugin(spec)) {
+            st = schema_error(file, t, i, field, "entry '%s': %s", p->name, adm_error_message());
+            adm_plugin_free(r);
+            return st;
+        }
+        p->load_status = adm_error_code() == ADM_OK ? ADM_ERR_INTERNAL : adm_error_code();
+        schema_error(file, t, i, field, "entry '%s': %s", p->name, adm_error_message());
+        if (!(p->load_error = adm_strdup(adm_error_message()))) {
+            adm_plugin_free(r);
+            return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        }
+        adm_error_clear();
     }
-    st = check_static(file, t, i, json_object_get(e, "static"), c, p->cand);
-    if (st == ADM_OK) st = check_distinct(file, t, i, p->ref, r, p->cand, c);
+    st = ADM_OK;
+    if (!p->load_error) st = check_static(file, t, i, json_object_get(e, "static"), c, p->cand);
+    if (st == ADM_OK && !p->load_error) st = check_distinct(file, t, i, p->ref, r, p->cand, c);
     adm_plugin_free(r);
     adm_plugin_free(c);
     return st;
@@ -486,8 +528,12 @@ static adm_status measure_entry(const char *file, table_text *t, int i, const pl
 {
     adm_measure_result mr;
     memset(te, 0, sizeof *te);
-    if (adm_harness_measure(p->name, p->op, (const char *const *)p->cpaths, p->ncap, p->ptext, p->ref_spec,
-                            p->cand_spec, &p->reader, &mr) != ADM_OK) {
+    memset(&mr, 0, sizeof mr);
+    if (p->load_error) {
+        if (!(te->error = adm_strdup(p->load_error))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        te->error_status = p->load_status;
+    } else if (adm_harness_measure(p->name, p->op, (const char *const *)p->cpaths, p->ncap, p->ptext, p->ref_spec,
+                                   p->cand_spec, &p->reader, &mr) != ADM_OK) {
         adm_status ms = adm_error_code();
         char label[32], *msg = adm_strdup(adm_error_message());
         if (!msg) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
@@ -556,7 +602,9 @@ static adm_status check_version(const char *file, json_t *root)
     return ADM_OK;
 }
 
-adm_status adm_harness_table(const char *file, adm_table_progress_fn progress, void *user, adm_table_result *out)
+ADM_FPENV_BODY
+static adm_status harness_table_body(const char *file, adm_table_progress_fn progress, void *user,
+                                     adm_table_result *out)
 {
     adm_status st = ADM_OK;
     json_t *root = NULL, *fus;
@@ -629,4 +677,15 @@ done:
     free(dir);
     if (st != ADM_OK) adm_table_result_free(out);
     return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_harness_table(const char *file, adm_table_progress_fn progress, void *user, adm_table_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = harness_table_body(file, progress, user, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

@@ -119,10 +119,14 @@ ADM_API const adm_impl *adm_impl_find(const char *op, const char *name);
 ADM_API const adm_impl *adm_impl_reference(const char *op);
 
 /* A kernel from a plugin (candidates/plugin.h): path.so and its name.
- * Any ABI version from 1 up to ADM_PLUGIN_ABI_VERSION with a struct at
- * least that version's documented size loads; a missing file or symbol,
+ * The library is loaded and its query asked in a child process, and the
+ * kernel's struct shipped back and checked; each run of the impl is a
+ * child process too (ADM_PLUGIN_SANDBOX=off: all in this process). Any
+ * ABI version from 1 up to ADM_PLUGIN_ABI_VERSION with a struct at least
+ * that version's documented size loads; a missing file or symbol,
  * version 0 or a newer version, or a smaller struct is refused with a
- * message naming the file. */
+ * message naming the file, and so is a loading or a query that crashes,
+ * exits or loops, or a struct with a bad field. */
 ADM_API adm_status adm_plugin_load(const char *path, const char *name, const adm_impl **out);
 ADM_API void adm_plugin_free(const adm_impl *impl);
 /* "eager" from the registry, or "path.so:name" from a plugin; a plugin's

@@ -26,6 +26,7 @@
  * reordered, rescaled by an online softmax); linear attention
  * phi(q) A / den, the same with the unnormalized weights. */
 #include "oracle_internal.h"
+#include "adm_fpenv.h"
 
 #include <stdlib.h>
 
@@ -133,34 +134,40 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
                         ka[d * E + e] = adm_add_up(ka[d * E + e], f * fabs(vv));
                     }
                 }
-#pragma omp parallel for num_threads(c->threads) schedule(static)
-            for (int64_t i = 0; i < S; i++) {
-                const double *qi = qd + (h * S + i) * D;
-                double den = 0, dden;
-                for (int64_t d = 0; d < D; d++) den += fmax(qi[d], 0.0) * ks[d];
-                den += c->p->eps;
-                /* positive terms: D products, D additions (eps included) on
-                 * ks^ within gamma_(T-1): relative gamma_(D+T) */
-                dden = adm_div_up(adm_mul_up(gden, den), adm_sub_dn(1.0, gden));
-                for (int64_t e = 0; e < E; e++) {
-                    double num = 0, na = 0, nb = 0, dnum, o;
-                    for (int64_t d = 0; d < D; d++) {
-                        double f = fmax(qi[d], 0.0);
-                        num += f * kv[d * E + e];
-                        na = adm_add_up(na, adm_mul_up(f, ka[d * E + e]));
-                        nb = adm_add_up(nb, adm_mul_up(f, fabs(kv[d * E + e])));
+#pragma omp parallel num_threads(c->threads)
+            {
+                adm_fpenv fe;
+                adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+                for (int64_t i = 0; i < S; i++) {
+                    const double *qi = qd + (h * S + i) * D;
+                    double den = 0, dden;
+                    for (int64_t d = 0; d < D; d++) den += fmax(qi[d], 0.0) * ks[d];
+                    den += c->p->eps;
+                    /* positive terms: D products, D additions (eps included) on
+                     * ks^ within gamma_(T-1): relative gamma_(D+T) */
+                    dden = adm_div_up(adm_mul_up(gden, den), adm_sub_dn(1.0, gden));
+                    for (int64_t e = 0; e < E; e++) {
+                        double num = 0, na = 0, nb = 0, dnum, o;
+                        for (int64_t d = 0; d < D; d++) {
+                            double f = fmax(qi[d], 0.0);
+                            num += f * kv[d * E + e];
+                            na = adm_add_up(na, adm_mul_up(f, ka[d * E + e]));
+                            nb = adm_add_up(nb, adm_mul_up(f, fabs(kv[d * E + e])));
+                        }
+                        /* num^ = phi(q) . KV^ (D products, D - 1 additions) */
+                        dnum = adm_add_up(adm_mul_up(gd, nb), adm_mul_up(gt, na));
+                        o = num / den;
+                        val[(h * S + i) * E + e] = o;
+                        bnd[(h * S + i) * E + e] =
+                            den > dden ? adm_add_up(adm_add_up(adm_rn_err(o), adm_div_up(dnum, den)),
+                                                    adm_div_up(adm_mul_up(adm_add_up(fabs(num), dnum), dden),
+                                                               adm_mul_up(den, adm_sub_dn(den, dden))))
+                                       : INFINITY;
+                        if (c->cond) c->cond[(h * S + i) * E + e] = na / den;
                     }
-                    /* num^ = phi(q) . KV^ (D products, D - 1 additions) */
-                    dnum = adm_add_up(adm_mul_up(gd, nb), adm_mul_up(gt, na));
-                    o = num / den;
-                    val[(h * S + i) * E + e] = o;
-                    bnd[(h * S + i) * E + e] =
-                        den > dden ? adm_add_up(adm_add_up(adm_rn_err(o), adm_div_up(dnum, den)),
-                                                adm_div_up(adm_mul_up(adm_add_up(fabs(num), dnum), dden),
-                                                           adm_mul_up(den, adm_sub_dn(den, dden))))
-                                   : INFINITY;
-                    if (c->cond) c->cond[(h * S + i) * E + e] = na / den;
                 }
+                adm_fpenv_leave(&fe);
             }
         }
         free(kv);

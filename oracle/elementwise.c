@@ -5,6 +5,7 @@
  * one function of exact inputs (nothing cancels that a path could round
  * before); |x| + |g y| for the gated residual, whose sum cancels. */
 #include "oracle_internal.h"
+#include "adm_fpenv.h"
 #include "scalar_fns.h"
 
 #include <stdlib.h>
@@ -41,38 +42,44 @@ adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd)
         if ((st = dense(c->in[2], n, &y)) != ADM_OK) goto done;
         if ((st = adm_tensor_broadcast(c->in[1], c->ndim, c->shape, &gview)) != ADM_OK) goto done;
     }
-#pragma omp parallel for num_threads(c->threads) schedule(static)
-    for (int64_t i = 0; i < n; i++) {
-        double v = 0, e = 0, s, g, prod = 0;
-        switch (id) {
-        case OP_RELU: v = x[i] > 0 ? x[i] : (isnan(x[i]) ? x[i] : 0.0); e = 0; break;
-        case OP_SCALE:
-            /* one rounding of a product */
-            v = x[i] * c->p->factor;
-            e = adm_rn_err(v);
-            break;
-        case OP_GELU: v = c->p->gelu_tanh ? adm_o_gelu_tanh(x[i], &e) : adm_o_gelu_erf(x[i], &e); break;
-        case OP_SILU: v = adm_o_silu(x[i], &e); break;
-        case OP_SWIGLU:
-            /* silu(gate) with its bound, times up: |up| err_s + one rounding */
-            s = adm_o_silu(x[i], &e);
-            v = s * y[i];
-            e = adm_add_up(adm_mul_up(fabs(y[i]), e), adm_rn_err(v));
-            break;
-        case OP_GATED_RESIDUAL:
-            /* x + g y: the product is one rounding (none when exact), the
-             * sum one more (exact below the normal range) */
-            g = adm_tensor_get(&gview, i);
-            prod = g * y[i];
-            v = x[i] + prod;
-            e = adm_mul_up(ADM_U, fabs(v));
-            if (!prod_exact) e = adm_add_up(e, adm_rn_err(prod));
-            break;
-        default: break;
+#pragma omp parallel num_threads(c->threads)
+    {
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < n; i++) {
+            double v = 0, e = 0, s, g, prod = 0;
+            switch (id) {
+            case OP_RELU: v = x[i] > 0 ? x[i] : (isnan(x[i]) ? x[i] : 0.0); e = 0; break;
+            case OP_SCALE:
+                /* one rounding of a product */
+                v = x[i] * c->p->factor;
+                e = adm_rn_err(v);
+                break;
+            case OP_GELU: v = c->p->gelu_tanh ? adm_o_gelu_tanh(x[i], &e) : adm_o_gelu_erf(x[i], &e); break;
+            case OP_SILU: v = adm_o_silu(x[i], &e); break;
+            case OP_SWIGLU:
+                /* silu(gate) with its bound, times up: |up| err_s + one rounding */
+                s = adm_o_silu(x[i], &e);
+                v = s * y[i];
+                e = adm_add_up(adm_mul_up(fabs(y[i]), e), adm_rn_err(v));
+                break;
+            case OP_GATED_RESIDUAL:
+                /* x + g y: the product is one rounding (none when exact), the
+                 * sum one more (exact below the normal range) */
+                g = adm_tensor_get(&gview, i);
+                prod = g * y[i];
+                v = x[i] + prod;
+                e = adm_mul_up(ADM_U, fabs(v));
+                if (!prod_exact) e = adm_add_up(e, adm_rn_err(prod));
+                break;
+            default: break;
+            }
+            val[i] = v;
+            bnd[i] = e;
+            if (c->cond) c->cond[i] = id == OP_GATED_RESIDUAL ? fabs(x[i]) + fabs(prod) : fabs(v);
         }
-        val[i] = v;
-        bnd[i] = e;
-        if (c->cond) c->cond[i] = id == OP_GATED_RESIDUAL ? fabs(x[i]) + fabs(prod) : fabs(v);
+        adm_fpenv_leave(&fe);
     }
     st = ADM_OK;
 done:

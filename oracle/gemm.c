@@ -22,6 +22,7 @@
  * fp64 and 64 MiB in fp32, and per thread COND_ROWS x tile floats, so
  * FLUX.1's MLP (4096 x 3072 by 12288 x 3072) needs about 350 MiB extra. */
 #include "oracle_internal.h"
+#include "adm_fpenv.h"
 
 #include <cblas.h>
 #include <stdlib.h>
@@ -31,12 +32,18 @@
 /* ||row||_2 of each of n rows of length K, rounded so as to be >= exact. */
 static void row_norms(const double *rows, int64_t n, int64_t K, double *out, int threads)
 {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t r = 0; r < n; r++) {
-        const double *p = rows + r * K;
-        double s = 0;
-        for (int64_t k = 0; k < K; k++) s = adm_add_up(s, adm_mul_up(p[k], p[k]));
-        out[r] = adm_sqrt_up(s);
+#pragma omp parallel num_threads(threads)
+    {
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < n; r++) {
+            const double *p = rows + r * K;
+            double s = 0;
+            for (int64_t k = 0; k < K; k++) s = adm_add_up(s, adm_mul_up(p[k], p[k]));
+            out[r] = adm_sqrt_up(s);
+        }
+        adm_fpenv_leave(&fe);
     }
 }
 
@@ -121,6 +128,8 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         float *ct = c->cond ? malloc(sizeof *ct * (size_t)(COND_ROWS * NT + 1)) : NULL;
         int *ew = c->cond ? malloc(sizeof *ew * (size_t)(NT + 1)) : NULL;
         int ok = wd && nw && (!c->cond || (wa && ct && ew));
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
         if (!ok) {
 #pragma omp atomic write
             oom = 1;
@@ -164,6 +173,7 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
                 }
             }
         }
+        adm_fpenv_leave(&fe);
         free(wd);
         free(nw);
         free(wa);

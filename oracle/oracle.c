@@ -1,6 +1,7 @@
 /* The oracle: dispatch, the sharpness refinement, results. */
 #include "oracle_internal.h"
 #include "adm_env.h"
+#include "adm_fpenv.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -350,8 +351,9 @@ static adm_status make_ctx(const adm_oracle *o, const adm_op *op, const adm_op_p
     return ADM_OK;
 }
 
-adm_status adm_oracle_refine(adm_oracle *o, const adm_op *op, const adm_op_params *p,
-                             const adm_tensor *const *inputs, adm_oracle_result *r, double resolve_scale)
+ADM_FPENV_BODY
+static adm_status oracle_refine_body(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                                     const adm_tensor *const *inputs, adm_oracle_result *r, double resolve_scale)
 {
     adm_o_ctx c;
     if (!(resolve_scale >= 0)) return ADM_FAIL(ADM_ERR_INVALID, "oracle: resolve scale %g", resolve_scale);
@@ -361,8 +363,21 @@ adm_status adm_oracle_refine(adm_oracle *o, const adm_op *op, const adm_op_param
     return ADM_OK;
 }
 
-adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params *p,
-                           const adm_tensor *const *inputs, adm_oracle_result *out)
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_oracle_refine(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                             const adm_tensor *const *inputs, adm_oracle_result *r, double resolve_scale)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = oracle_refine_body(o, op, p, inputs, r, resolve_scale);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
+ADM_FPENV_BODY
+static adm_status oracle_eval_body(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                                   const adm_tensor *const *inputs, adm_oracle_result *out)
 {
     adm_o_ctx c;
     int ndim = 0;
@@ -410,8 +425,21 @@ fail:
     return st;
 }
 
-adm_status adm_oracle_eval_mpfr(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
-                                int64_t index, int bits, double *value, double *err)
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                           const adm_tensor *const *inputs, adm_oracle_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = oracle_eval_body(o, op, p, inputs, out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
+ADM_FPENV_BODY
+static adm_status oracle_eval_mpfr_body(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                                        int64_t index, int bits, double *value, double *err)
 {
     adm_o_ctx c;
     int ndim = 0;
@@ -428,4 +456,16 @@ adm_status adm_oracle_eval_mpfr(const adm_op *op, const adm_op_params *p, const 
     c.use_gpu = 0;
     c.cond = NULL;
     return refine_mpfr(&c, index, bits, value, err);
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_oracle_eval_mpfr(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                                int64_t index, int bits, double *value, double *err)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = oracle_eval_mpfr_body(op, p, inputs, index, bits, value, err);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

@@ -1,5 +1,6 @@
 /* Reductions along an axis: row_sum, mean_sq, softmax (max-subtracted). */
 #include "oracle_internal.h"
+#include "adm_fpenv.h"
 
 #include <stdlib.h>
 
@@ -84,39 +85,45 @@ adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd)
     double ms_abs = sq_exact ? 0.0 : adm_mul_up((double)n, ADM_TINY);
     if (!xd) return ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: out of memory", adm_op_name(c->op));
     adm_tensor_to_f64(x, xd);
-#pragma omp parallel for num_threads(c->threads) schedule(static) collapse(2)
-    for (int64_t o = 0; o < g.outer; o++) {
-        for (int64_t in = 0; in < g.inner; in++) {
-            const double *p = xd + o * n * g.inner + in;
-            if (id == OP_ROW_SUM || id == OP_MEAN_SQ) {
-                double s = 0, a = 0, ac = 0, b;
-                for (int64_t j = 0; j < n; j++) {
-                    double v = p[j * g.inner];
-                    if (id == OP_ROW_SUM) {
-                        s += v;
-                        a = adm_add_up(a, fabs(v));
-                        ac += fabs(v);
-                    } else {
-                        s += v * v;
+#pragma omp parallel num_threads(c->threads)
+    {
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+#pragma omp for schedule(static) collapse(2)
+        for (int64_t o = 0; o < g.outer; o++) {
+            for (int64_t in = 0; in < g.inner; in++) {
+                const double *p = xd + o * n * g.inner + in;
+                if (id == OP_ROW_SUM || id == OP_MEAN_SQ) {
+                    double s = 0, a = 0, ac = 0, b;
+                    for (int64_t j = 0; j < n; j++) {
+                        double v = p[j * g.inner];
+                        if (id == OP_ROW_SUM) {
+                            s += v;
+                            a = adm_add_up(a, fabs(v));
+                            ac += fabs(v);
+                        } else {
+                            s += v * v;
+                        }
                     }
-                }
-                if (id == OP_MEAN_SQ) {
-                    s = n ? s / (double)n : NAN;
-                    a = ac = fabs(s);
-                    b = adm_add_up(adm_mul_up(ms_rel, a), ms_abs);
+                    if (id == OP_MEAN_SQ) {
+                        s = n ? s / (double)n : NAN;
+                        a = ac = fabs(s);
+                        b = adm_add_up(adm_mul_up(ms_rel, a), ms_abs);
+                    } else {
+                        b = adm_mul_up(gsum, a);
+                    }
+                    val[o * g.inner + in] = s;
+                    if (c->cond) c->cond[o * g.inner + in] = ac;
+                    bnd[o * g.inner + in] = b;
                 } else {
-                    b = adm_mul_up(gsum, a);
+                    int64_t base = o * n * g.inner + in;
+                    adm_o_softmax(p, n, g.inner, val + base, bnd + base);
+                    if (c->cond)
+                        for (int64_t j = 0; j < n; j++) c->cond[base + j * g.inner] = fabs(val[base + j * g.inner]);
                 }
-                val[o * g.inner + in] = s;
-                if (c->cond) c->cond[o * g.inner + in] = ac;
-                bnd[o * g.inner + in] = b;
-            } else {
-                int64_t base = o * n * g.inner + in;
-                adm_o_softmax(p, n, g.inner, val + base, bnd + base);
-                if (c->cond)
-                    for (int64_t j = 0; j < n; j++) c->cond[base + j * g.inner] = fabs(val[base + j * g.inner]);
             }
         }
+        adm_fpenv_leave(&fe);
     }
     free(xd);
     return ADM_OK;

@@ -2,6 +2,7 @@
  * the floors, error growth against the reference path's, the spec file,
  * the terminal and Markdown tables, JSON and the history. */
 #include "drift_internal.h"
+#include "adm_fpenv.h"
 #include "adm_report.h"
 
 #include <ctype.h>
@@ -745,7 +746,8 @@ static double pair_range(const adm_drift *d, const adm_drift_pair *p, adm_status
     return a->img.data_range;
 }
 
-adm_status adm_drift_evaluate(adm_drift *d)
+ADM_FPENV_BODY
+static adm_status drift_evaluate_body(adm_drift *d)
 {
     d->is_video = d->video_set ? d->video : 0;
     if (!d->video_set)
@@ -864,6 +866,17 @@ adm_status adm_drift_evaluate(adm_drift *d)
     }
     d->evaluated = 1;
     return ADM_OK;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_drift_evaluate(adm_drift *d)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = drift_evaluate_body(d);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
 
 double adm_drift_band_psnr(const adm_drift *d) { return d->band_psnr; }

@@ -3,6 +3,7 @@
  * structural_similarity with its defaults: a 7 x 7 uniform window, K1 0.01,
  * K2 0.03, sample covariance, the border cropped, channels averaged). */
 #include "adm_drift.h"
+#include "adm_fpenv.h"
 
 #include <float.h>
 #include <math.h>
@@ -30,7 +31,8 @@ static void kadd(ksum *k, double v)
 }
 static double kval(const ksum *k) { return k->s + k->c; }
 
-double adm_ssim_error_bound(double a_over_r, const adm_ssim_config *cfg)
+ADM_FPENV_BODY
+static double ssim_error_bound_body(double a_over_r, const adm_ssim_config *cfg)
 {
     /* Per window (first order, derivation at adm_ssim_plane): means carry
      * E_m = (4 win + 4) u A^2, (co)variances E_v = (6 win + 6) u A^2; the
@@ -41,12 +43,25 @@ double adm_ssim_error_bound(double a_over_r, const adm_ssim_config *cfg)
     return 2 * first + 2 * U;
 }
 
+/* In the default floating-point environment (core/adm_fpenv.h). */
+double adm_ssim_error_bound(double a_over_r, const adm_ssim_config *cfg)
+{
+    adm_fpenv fe;
+    double rv;
+    adm_fpenv_enter(&fe);
+    rv = ssim_error_bound_body(a_over_r, cfg);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
 /* Local moments of every window inside the plane: for the output position
  * (i, j) (window rows i..i+win-1, columns j..j+win-1), the five sums
  * x, y, xx, yy, xy, each as a column sum over win rows, then a row sum over
  * win columns: 2 (win - 1) additions, each rounding once. */
-adm_status adm_ssim_plane(const double *x, const double *y, int64_t h, int64_t w, int64_t stride, double data_range,
-                          const adm_ssim_config *cfg, double *ssim)
+ADM_FPENV_BODY
+static adm_status ssim_plane_body(const double *x, const double *y, int64_t h, int64_t w, int64_t stride,
+                                  double data_range,
+                                  const adm_ssim_config *cfg, double *ssim)
 {
     const int64_t win = cfg->win_size;
     const double np = (double)(win * win);
@@ -100,13 +115,27 @@ adm_status adm_ssim_plane(const double *x, const double *y, int64_t h, int64_t w
     return ADM_OK;
 }
 
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_ssim_plane(const double *x, const double *y, int64_t h, int64_t w, int64_t stride, double data_range,
+                          const adm_ssim_config *cfg, double *ssim)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = ssim_plane_body(x, y, h, w, stride, data_range, cfg, ssim);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
 static int same_shape(const adm_image *a, const adm_image *b)
 {
     return a->frames == b->frames && a->height == b->height && a->width == b->width && a->channels == b->channels;
 }
 
-adm_status adm_drift_compare(const adm_image *a, const adm_image *b, double data_range, const adm_ssim_config *cfg,
-                             adm_drift_metrics *m)
+ADM_FPENV_BODY
+static adm_status drift_compare_body(const adm_image *a, const adm_image *b, double data_range,
+                                     const adm_ssim_config *cfg,
+                                     adm_drift_metrics *m)
 {
     adm_ssim_config def;
     int64_t n = adm_image_numel(a), plane = a->height * a->width * a->channels;
@@ -155,7 +184,20 @@ adm_status adm_drift_compare(const adm_image *a, const adm_image *b, double data
     return ADM_OK;
 }
 
-double adm_drift_growth_exponent(int n, const double *depth, const double *err)
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_drift_compare(const adm_image *a, const adm_image *b, double data_range, const adm_ssim_config *cfg,
+                             adm_drift_metrics *m)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = drift_compare_body(a, b, data_range, cfg, m);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
+ADM_FPENV_BODY
+static double drift_growth_exponent_body(int n, const double *depth, const double *err)
 {
     double mx = 0, my = 0, sxx = 0, sxy = 0;
     int k = 0;
@@ -176,4 +218,15 @@ double adm_drift_growth_exponent(int n, const double *depth, const double *err)
             sxy += dx * dy;
         }
     return sxx > 0 ? sxy / sxx : NAN;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+double adm_drift_growth_exponent(int n, const double *depth, const double *err)
+{
+    adm_fpenv fe;
+    double rv;
+    adm_fpenv_enter(&fe);
+    rv = drift_growth_exponent_body(n, depth, err);
+    adm_fpenv_leave(&fe);
+    return rv;
 }

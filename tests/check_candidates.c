@@ -1,9 +1,12 @@
 /* candidates: the emulations round where their kernels round, the
- * registry resolves names, the plugin loader refuses what it must. */
+ * registry resolves names, the plugin loader refuses what it must, down
+ * to each field of a kernel's struct as it comes from the plugin's
+ * process. */
 #include "adm_candidates.h"
 #include "adm_capture.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
+#include "plugin_sandbox.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -436,6 +439,73 @@ START_TEST(test_plugin_refusals)
 }
 END_TEST
 
+/* Special: what a plugin's process sends of a kernel's struct is checked
+ * field by field before admit uses it (the process may have been
+ * subverted by the plugin): each corruption of a good descriptor is
+ * refused with a message naming the field, and the good one is accepted. */
+static int run_(const char *pj, const adm_plugin_tensor *in, int n, adm_plugin_tensor *out, char *e, size_t l)
+{
+    (void)pj, (void)in, (void)n, (void)out, (void)e, (void)l;
+    return 0;
+}
+
+static void good_desc(adm_plugin_desc *d)
+{
+    static const adm_plugin_kernel k = {ADM_PLUGIN_ABI_VERSION, sizeof(adm_plugin_kernel), "k", "row_sum",
+                                        ADM_PLUGIN_FP32, "fp32", NULL, "fp32", -1, 1, run_, "a row sum"};
+    adm_plugin_describe(&k, d);
+}
+
+START_TEST(test_plugin_desc_checked)
+{
+    static const struct {
+        const char *says;
+        int corrupt;
+    } cases[] = {
+        {"its name arrived malformed", 0},        {"its op arrived malformed", 1},
+        {"its operand arrived malformed", 2},     {"its description arrived malformed", 3},
+        {"its op is longer than 63 bytes", 4},    {"its description holds control characters", 5},
+        {"its name holds control characters", 6}, {"its op 'row_summ' is not in admit's catalog", 7},
+        {"its output dtype 0 is not one", 8},     {"its output dtype 99 is not one", 9},
+        {"declares intermediate 'fp31'", 10},     {"declares transcendental_ulps inf", 11},
+        {"declares stable 2", 12},                {"has no run function", 13},
+        {"ABI version 3; this admit understands versions 1 to 2", 14},
+        {"declares a struct of 8 bytes, smaller than version 2's", 15},
+        {"its struct was not read", 16},
+    };
+    adm_plugin_desc d;
+    good_desc(&d);
+    ck_assert_msg(adm_plugin_desc_check(&d, "p.so", "k") == ADM_OK, "%s", adm_error_message());
+    ck_assert_int_eq(d.str_state[ADM_PD_OPERAND], ADM_PD_ABSENT);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        good_desc(&d);
+        switch (cases[c].corrupt) {
+        case 0: memset(d.name, 'a', sizeof d.name); break;                    /* no NUL */
+        case 1: d.str_state[ADM_PD_OP] = 7; break;                           /* an unknown state */
+        case 2: d.operand[0] = 'x'; break;                                   /* absent, yet holds text */
+        case 3: d.str_state[ADM_PD_DESCRIPTION] = ADM_PD_ABSENT; break;      /* absent, yet holds text */
+        case 4: d.str_state[ADM_PD_OP] = ADM_PD_TOO_LONG; break;
+        case 5: d.description[3] = '\033'; break;
+        case 6: d.name[0] = '\xff'; break;                                   /* not UTF-8 */
+        case 7: snprintf(d.op, sizeof d.op, "row_summ"); break;
+        case 8: d.output_dtype = 0; break;
+        case 9: d.output_dtype = 99; break;
+        case 10: snprintf(d.intermediate, sizeof d.intermediate, "fp31"); break;
+        case 11: d.transcendental_ulps = INFINITY; break;
+        case 12: d.stable = 2; break;
+        case 13: d.has_run = 0; break;
+        case 14: d.abi_version = 3; break;
+        case 15: d.struct_size = 8; break;
+        default: d.fields_read = 0; break;
+        }
+        ck_assert_msg(adm_plugin_desc_check(&d, "p.so", "k") != ADM_OK, "case %zu accepted", c);
+        ck_assert_msg(strstr(adm_error_message(), cases[c].says) && strstr(adm_error_message(), "plugin p.so"),
+                      "case %zu: '%s'", c, adm_error_message());
+        adm_error_clear();
+    }
+}
+END_TEST
+
 /* The norms: eager rounds twice where the fused kernel rounds once, and
  * the bf16-statistics variant is far off on a long row. */
 START_TEST(test_norm_roundings)
@@ -696,6 +766,7 @@ static Suite *candidates_suite(void)
     tcase_add_test(tc, test_attention_special);
     tcase_add_test(tc, test_plugin_refusals);
     tcase_add_test(tc, test_plugin_versions);
+    tcase_add_test(tc, test_plugin_desc_checked);
     suite_add_tcase(s, tc);
     return s;
 }

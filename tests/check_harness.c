@@ -5,8 +5,10 @@
  * on small tokens and channels; running out of memory is an error; the
  * seed's operator-level table is reproduced in order of magnitude with the
  * registered implementations; reports print the max ratio the gate
- * judged. All on DiT-shaped activations (outlier channels, per-token
- * scale) through bit-faithful emulations. */
+ * judged; the caller's floating-point environment changes no bit of what
+ * admit computes. All on DiT-shaped activations (outlier channels,
+ * per-token scale) through bit-faithful emulations. */
+#define _GNU_SOURCE /* feenableexcept */
 #include "adm_candidates.h"
 #include "adm_capture.h"
 #include "adm_harness.h"
@@ -15,11 +17,15 @@
 #include "harness_internal.h"
 
 #include <check.h>
+#include <fenv.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 /* The oracle of an op on these inputs, with its condition scale. */
 static void oracle_of(const char *opname, const char *params, const adm_tensor *const *in, adm_oracle_result *r)
@@ -1635,6 +1641,219 @@ START_TEST(test_static_declarations)
 }
 END_TEST
 
+/* ------------------------------------------------------------ the floating-point environment */
+
+/* The caller's floating-point environment changes nothing admit computes:
+ * with FTZ/DAZ on, each rounding mode, or traps enabled, in the calling
+ * thread and in every thread of the OpenMP pool, the emulations' bits, the
+ * oracle's values and bounds, run's verdicts and a table's are those of
+ * the default environment, and the caller's environment is as it was
+ * after each call. The inputs make every difference visible: subnormal
+ * fp32 sums (FTZ/DAZ flush them), Gaussian sums and a GEMM (every
+ * rounding mode moves their bits and the oracle's directed bounds). */
+typedef struct fp_case {
+    const char *name;
+    int round;
+    unsigned ftz_daz; /* MXCSR bits 15 (FTZ) and 6 (DAZ), on x86 */
+    int traps;
+} fp_case;
+
+static const fp_case fp_cases[] = {
+    {"FTZ and DAZ", FE_TONEAREST, 0x8040u, 0},
+    {"upward", FE_UPWARD, 0, 0},
+    {"downward", FE_DOWNWARD, 0, 0},
+    {"toward zero", FE_TOWARDZERO, 0, 0},
+    {"FTZ, DAZ and upward", FE_UPWARD, 0x8040u, 0},
+    {"traps on invalid, division by zero and overflow", FE_TONEAREST, 0, FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW},
+};
+static const fp_case fp_default = {"default", FE_TONEAREST, 0, 0};
+
+static void fp_apply(const fp_case *c)
+{
+    fesetenv(FE_DFL_ENV);
+#if defined(__x86_64__)
+    _mm_setcsr((_mm_getcsr() & ~0x8040u) | c->ftz_daz);
+#endif
+    fesetround(c->round);
+    if (c->traps) feenableexcept(c->traps);
+}
+
+static int fp_is(const fp_case *c)
+{
+#if defined(__x86_64__)
+    if ((_mm_getcsr() & 0x8040u) != c->ftz_daz) return 0;
+#endif
+    return fegetround() == c->round && fegetexcept() == c->traps;
+}
+
+/* c's environment in this thread and in every thread of the pool */
+static void fp_set(const fp_case *c)
+{
+#pragma omp parallel
+    fp_apply(c);
+    fp_apply(c);
+}
+
+/* the threads (this one and the pool's) not in c's environment */
+static int fp_strays(const fp_case *c)
+{
+    int bad = !fp_is(c);
+#pragma omp parallel reduction(+ : bad)
+    bad += !fp_is(c);
+    return bad;
+}
+
+typedef struct fp_inputs {
+    adm_tensor sub, gauss, x, w, b;
+    char table[64];
+} fp_inputs;
+
+typedef struct fp_results {
+    adm_tensor emu[4];          /* sequential sums of sub and gauss, the GEMM's eager and fused outputs */
+    adm_oracle_result orc[3];   /* row_sum of sub, of gauss, linear+gelu */
+    adm_verdict run[3];         /* run: sequential against pairwise on sub and gauss, fused against eager */
+    adm_table_result table;
+} fp_results;
+
+static void fp_compute(const fp_inputs *in, fp_results *r)
+{
+    const adm_op *rs = adm_op_find("row_sum"), *lg = adm_op_find("linear+gelu");
+    const adm_tensor *sub[ADM_OP_MAX_INPUTS] = {&in->sub}, *gauss[ADM_OP_MAX_INPUTS] = {&in->gauss};
+    const adm_tensor *gemm[ADM_OP_MAX_INPUTS] = {&in->x, &in->w, &in->b};
+    const adm_tensor *const *rin[2] = {sub, gauss};
+    adm_op_params prs, plg;
+    adm_gemm_emu e;
+    adm_oracle *o;
+    adm_run_result rr;
+    memset(r, 0, sizeof *r);
+    ck_assert_int_eq(adm_op_params_parse(rs, "{}", &prs), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(lg, "{\"approximate\":\"tanh\"}", &plg), ADM_OK);
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(adm_emu_row_sum(&prs, rin[k], ADM_SUM_SEQUENTIAL, &r->emu[k]), ADM_OK);
+        ck_assert_msg(adm_oracle_eval(o, rs, &prs, rin[k], &r->orc[k]) == ADM_OK, "%s", adm_error_message());
+        ck_assert_msg(adm_harness_run(rs, &prs, rin[k], adm_impl_find("row_sum", "pairwise"),
+                                      adm_impl_find("row_sum", "sequential"), NULL, NULL, &rr) == ADM_OK,
+                      "%s", adm_error_message());
+        r->run[k] = rr.verdict;
+    }
+    adm_gemm_emu_reference(&e);
+    e.gelu = ADM_GELU_TANH;
+    ck_assert_int_eq(adm_emu_gemm(&in->x, &in->w, &in->b, &e, &r->emu[2]), ADM_OK);
+    e.bias_in_accumulator = e.gelu_fused = 1;
+    ck_assert_int_eq(adm_emu_gemm(&in->x, &in->w, &in->b, &e, &r->emu[3]), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(o, lg, &plg, gemm, &r->orc[2]) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(adm_harness_run(lg, &plg, gemm, adm_impl_find("linear+gelu", "eager"),
+                                  adm_impl_find("linear+gelu", "fused_epilogue"), NULL, NULL, &rr) == ADM_OK,
+                  "%s", adm_error_message());
+    r->run[2] = rr.verdict;
+    adm_oracle_free(o);
+    ck_assert_msg(adm_harness_table(in->table, NULL, NULL, &r->table) == ADM_OK, "%s", adm_error_message());
+}
+
+static void fp_free(fp_results *r)
+{
+    for (int k = 0; k < 4; k++) adm_tensor_free(&r->emu[k]);
+    for (int k = 0; k < 3; k++) adm_oracle_result_free(&r->orc[k]);
+    adm_table_result_free(&r->table);
+}
+
+static int same_tensor(const adm_tensor *a, const adm_tensor *b)
+{
+    if (a->dtype != b->dtype || adm_tensor_numel(a) != adm_tensor_numel(b)) return 0;
+    for (int64_t i = 0; i < adm_tensor_numel(a); i++)
+        if (adm_tensor_bits(a, i) != adm_tensor_bits(b, i)) return 0;
+    return 1;
+}
+
+#define SAME_BITS(a, b) (memcmp(&(a), &(b), sizeof(a)) == 0)
+
+static int same_verdict(const adm_verdict *a, const adm_verdict *b)
+{
+    int same = a->tier == b->tier && a->n == b->n && SAME_BITS(a->hist_r, b->hist_r) && SAME_BITS(a->hist_c, b->hist_c) &&
+               SAME_BITS(a->rms_r, b->rms_r) && SAME_BITS(a->rms_c, b->rms_c) && SAME_BITS(a->max_r, b->max_r) &&
+               SAME_BITS(a->max_c, b->max_c) && SAME_BITS(a->rms_ratio, b->rms_ratio) &&
+               SAME_BITS(a->max_ratio_judged, b->max_ratio_judged) && SAME_BITS(a->ulp_ratio, b->ulp_ratio) &&
+               SAME_BITS(a->bias, b->bias) && SAME_BITS(a->power, b->power) &&
+               SAME_BITS(a->max_bound, b->max_bound) && a->flips_c == b->flips_c;
+    for (int g = 0; g < ADM_GATE_COUNT; g++)
+        same = same && a->gate[g].passed == b->gate[g].passed && !strcmp(a->gate[g].reason, b->gate[g].reason);
+    return same;
+}
+
+START_TEST(test_fp_environment)
+{
+    fp_inputs in;
+    fp_results base;
+    int64_t xs[2] = {64, 512}, ws[2] = {96, 256}, bs[1] = {96};
+    adm_synth_config sc;
+    uint64_t lcg = 3;
+    FILE *f;
+    int fd;
+    ck_assert_msg(fp_strays(&fp_default) == 0, "the test starts in the default environment");
+    /* random fp32 subnormals of both signs */
+    ck_assert_int_eq(adm_tensor_alloc(&in.sub, ADM_FP32, 2, xs), ADM_OK);
+    for (int64_t i = 0; i < 64 * 512; i++) {
+        lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+        adm_tensor_set_bits(&in.sub, i, (1 + (lcg >> 33) % 0x007ffffe) | ((lcg >> 20) & 1u) << 31);
+    }
+    ck_assert_int_eq(adm_synth_gaussian(17, 1.0, ADM_FP32, 2, xs, &in.gauss), ADM_OK);
+    adm_synth_config_default(&sc);
+    sc.seed = 5;
+    sc.tokens = 64;
+    sc.channels = 256;
+    ck_assert_int_eq(adm_synth_activations(&sc, &in.x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(6, 1.0 / 16, ADM_BF16, 2, ws, &in.w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(7, 0.02, ADM_BF16, 1, bs, &in.b), ADM_OK);
+    snprintf(in.table, sizeof in.table, "/tmp/adm_fpenv_XXXXXX");
+    ck_assert_int_ge(fd = mkstemp(in.table), 0);
+    ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+    fprintf(f, "{\"fusions\": [\n"
+               " {\"name\": \"splitk\", \"op\": \"linear\", \"reference\": \"eager\", \"candidate\": \"splitk_fp32\",\n"
+               "  \"declared\": \"exact\", \"captures\": [\"%s/captures/data/flux_fc1_linear_small.h5\"]},\n"
+               " {\"name\": \"sum\", \"op\": \"row_sum\", \"reference\": \"pairwise\", \"candidate\": \"sequential\",\n"
+               "  \"declared\": \"high\", \"captures\": [\"%s/captures/data/row_sum_fp32.h5\"]}]}\n",
+            ADM_SOURCE_DIR, ADM_SOURCE_DIR);
+    fclose(f);
+    fp_compute(&in, &base);
+    ck_assert_int_eq(base.table.n, 2);
+    for (size_t c = 0; c < sizeof fp_cases / sizeof fp_cases[0]; c++) {
+        fp_results r;
+        int strays;
+        fp_set(&fp_cases[c]);
+        fp_compute(&in, &r);
+        strays = fp_strays(&fp_cases[c]);
+        fp_set(&fp_default);
+        ck_assert_msg(strays == 0, "%s: %d threads left in another environment", fp_cases[c].name, strays);
+        for (int k = 0; k < 4; k++)
+            ck_assert_msg(same_tensor(&r.emu[k], &base.emu[k]), "%s: emulation %d's bits differ", fp_cases[c].name, k);
+        for (int k = 0; k < 3; k++)
+            ck_assert_msg(same_tensor(&r.orc[k].value, &base.orc[k].value) &&
+                          same_tensor(&r.orc[k].bound, &base.orc[k].bound),
+                          "%s: oracle %d's values or bounds differ", fp_cases[c].name, k);
+        for (int k = 0; k < 3; k++)
+            ck_assert_msg(same_verdict(&r.run[k], &base.run[k]), "%s: run %d's verdict differs (%s, rms %.17g; "
+                          "default: %s, rms %.17g)", fp_cases[c].name, k, adm_tier_name(r.run[k].tier),
+                          r.run[k].rms_ratio, adm_tier_name(base.run[k].tier), base.run[k].rms_ratio);
+        ck_assert_int_eq(r.table.n, 2);
+        for (int k = 0; k < 2; k++)
+            ck_assert_msg(!r.table.entries[k].error && same_verdict(&r.table.entries[k].verdict,
+                                                                     &base.table.entries[k].verdict),
+                          "%s: table entry %d's verdict differs (%s; default: %s)", fp_cases[c].name, k,
+                          adm_tier_name(r.table.entries[k].verdict.tier),
+                          adm_tier_name(base.table.entries[k].verdict.tier));
+        fp_free(&r);
+    }
+    fp_free(&base);
+    remove(in.table);
+    adm_tensor_free(&in.sub);
+    adm_tensor_free(&in.gauss);
+    adm_tensor_free(&in.x);
+    adm_tensor_free(&in.w);
+    adm_tensor_free(&in.b);
+}
+END_TEST
+
 START_TEST(test_tiers_and_config)
 {
     adm_tier t;
@@ -1688,6 +1907,10 @@ static Suite *harness_suite(void)
     tc = tcase_create("FalseAlarms");
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_false_alarms);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("FpEnv");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_fp_environment);
     suite_add_tcase(s, tc);
     tc = tcase_create("Reassociation");
     tcase_set_timeout(tc, 900);

@@ -15,6 +15,17 @@ expect 0 "linear+gelu" "fused_epilogue" "[reference]" -- "$admit" run --list
 # the example plugin, admitted through the ABI; the broken ones refused
 expect 0 "lossless" -- "$admit" run "$g" --reference eager --candidate "$plug/adm_plugin_example.so:example_fused_gelu" \
     --claim "$plug/adm_plugin_example.so:example_fused_gelu=lossless"
+# a claim names a plugin kernel by its full spelling or by its short name;
+# one that names no candidate, or two kernels of one short name, is refused
+ex=$plug/adm_plugin_example.so:example_fused_gelu
+expect 1 " exact     lossless" "looser than the claim (unsafe)" \
+    -- "$admit" run "$g" --reference eager --candidate "$ex" --claim example_fused_gelu=exact
+expect 0 " lossless  lossless" \
+    -- "$admit" run "$g" --reference eager --candidate "$ex" --candidate fused_epilogue --claim example_fused_gelu=lossless
+expect 2 "--claim: no candidate named 'nosuch'" \
+    -- "$admit" run "$g" --reference eager --candidate "$ex" --candidate fused_epilogue --claim nosuch=exact
+expect 2 "--claim example_fused_gelu: ambiguous" -- "$admit" run "$g" --reference eager --candidate "$ex" \
+    --candidate "$plug/adm_plugin_v1.so:example_fused_gelu" --claim example_fused_gelu=lossless
 expect 2 "no symbol 'adm_plugin_query'" -- "$admit" run "$g" --reference eager --candidate "$plug/adm_plugin_no_symbol.so:example_fused_gelu"
 expect 2 "plugin ABI version 99" -- "$admit" run "$g" --reference eager --candidate "$plug/adm_plugin_broken_version.so:example_fused_gelu"
 expect 2 "smaller than version 1's" -- "$admit" run "$g" --reference eager --candidate "$plug/adm_plugin_broken_size.so:example_fused_gelu"

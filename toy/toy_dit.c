@@ -2,6 +2,7 @@
  * (TP1, TP2 emulated or as one rank), the fp64 run of the same math, the
  * decode to an 8-bit RGB image, and tiers from a fusion table. */
 #include "toy_internal.h"
+#include "adm_fpenv.h"
 #include "adm_capture.h"
 
 #include <errno.h>
@@ -765,7 +766,9 @@ done:
     return st;
 }
 
-adm_status adm_toy_run(const adm_toy *t, const adm_toy_tier *tier, int tp, adm_image *img, adm_toy_trace *trace)
+ADM_FPENV_BODY
+static adm_status toy_run_body(const adm_toy *t, const adm_toy_tier *tier, int tp, adm_image *img,
+                               adm_toy_trace *trace)
 {
     run_ctx c;
     memset(&c, 0, sizeof c);
@@ -778,7 +781,19 @@ adm_status adm_toy_run(const adm_toy *t, const adm_toy_tier *tier, int tp, adm_i
     return run_bf16(&c, img, trace);
 }
 
-adm_status adm_toy_run_rank(const adm_toy *t, const adm_toy_tier *tier, adm_toy_comm *comm, adm_image *img)
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_toy_run(const adm_toy *t, const adm_toy_tier *tier, int tp, adm_image *img, adm_toy_trace *trace)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = toy_run_body(t, tier, tp, img, trace);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
+ADM_FPENV_BODY
+static adm_status toy_run_rank_body(const adm_toy *t, const adm_toy_tier *tier, adm_toy_comm *comm, adm_image *img)
 {
     run_ctx c;
     memset(&c, 0, sizeof c);
@@ -789,6 +804,17 @@ adm_status adm_toy_run_rank(const adm_toy *t, const adm_toy_tier *tier, adm_toy_
     c.comm = comm;
     ADM_TRY(parse_params(&c));
     return run_bf16(&c, img, NULL);
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_toy_run_rank(const adm_toy *t, const adm_toy_tier *tier, adm_toy_comm *comm, adm_image *img)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = toy_run_rank_body(t, tier, comm, img);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
 
 /* ---------------------------------------------------------------- the fp64 run */
@@ -838,7 +864,8 @@ static void f64_rmsnorm(double *x, int64_t rows, int64_t n, const double *w)
 
 static double gelu_tanh(double v) { return 0.5 * v * (1 + tanh(0.7978845608028654 * (v + 0.044715 * v * v * v))); }
 
-adm_status adm_toy_run_f64(const adm_toy *t, adm_image *img, adm_toy_trace *trace)
+ADM_FPENV_BODY
+static adm_status toy_run_f64_body(const adm_toy *t, adm_image *img, adm_toy_trace *trace)
 {
     int64_t T = t->T, D = t->D, Cl = t->Cl, H = t->H, hd = t->hd, F = t->F;
     size_t need = (size_t)(T * Cl + 6 * T * D + 3 * T * D + T * F + T + 64 * D + 4 * hd + T * D);
@@ -933,6 +960,17 @@ done:
     free(mem);
     if (st && trace) adm_toy_trace_free(trace);
     return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_toy_run_f64(const adm_toy *t, adm_image *img, adm_toy_trace *trace)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = toy_run_f64_body(t, img, trace);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
 
 adm_status adm_toy_trace_error(const adm_toy_trace *tr, const adm_toy_trace *ref, int latent, double *err)

@@ -1,6 +1,7 @@
 /* The toy's drift report: the seed's arms and pairs, compounding against
  * fp64, TP2 over two processes (pipes or NCCL, one GPU each). */
 #include "toy_internal.h"
+#include "adm_fpenv.h"
 
 #include <errno.h>
 #include <math.h>
@@ -409,7 +410,8 @@ static adm_status arm(const adm_toy *t, const adm_toy_tier *tier, int tp, adm_to
     return adm_toy_run(t, tier, tp, img, trace);
 }
 
-adm_status adm_toy_drift(const adm_toy_options *o, adm_drift *d, int set_title)
+ADM_FPENV_BODY
+static adm_status toy_drift_body(const adm_toy_options *o, adm_drift *d, int set_title)
 {
     char found[1024];
     const char *table = o->table;
@@ -529,6 +531,17 @@ adm_status adm_toy_drift(const adm_toy_options *o, adm_drift *d, int set_title)
 done:
     adm_toy_free(t);
     return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_toy_drift(const adm_toy_options *o, adm_drift *d, int set_title)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = toy_drift_body(o, d, set_title);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
 
 adm_status adm_toy_save_arms(const adm_drift *d, const char *dir)
