@@ -7,6 +7,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,46 @@ START_TEST(test_bad_capture)
 }
 END_TEST
 
+/* Soft links inside the file are followed by the reader itself: absolute,
+ * relative, chained, and through a soft-linked group on the way. */
+START_TEST(test_soft_links_inside)
+{
+    char base[512], path[512];
+    adm_capture *b, *c;
+    hid_t f;
+    FILE *in, *out;
+    int ch;
+    path_in(base, sizeof base, "base.h5");
+    path_in(path, sizeof path, "soft_inside.h5");
+    in = fopen(base, "rb");
+    out = fopen(path, "wb");
+    ck_assert(in && out);
+    while ((ch = getc(in)) != EOF) putc(ch, out);
+    fclose(in);
+    fclose(out);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    ck_assert(H5Lcreate_soft("/reference", f, "/candidates/same", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    ck_assert(H5Lcreate_soft("fused", f, "/candidates/rel", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    ck_assert(H5Lcreate_soft("/candidates/./rel", f, "/candidates/chain", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    ck_assert(H5Lcreate_soft("/special", f, "/alias", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    ck_assert(H5Lcreate_soft("//alias/nan/reference", f, "/candidates/deep", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    ck_assert_int_eq(adm_capture_read(base, &b), ADM_OK);
+    ck_assert_msg(adm_capture_read(path, &c) == ADM_OK, "%s", adm_error_message());
+    ck_assert_int_eq(adm_capture_candidate_count(c), 5);
+    for (int i = 0; i < 5; i++) {
+        adm_named_tensor t = adm_capture_candidate(c, i);
+        const adm_tensor *want = !strcmp(t.name, "deep") ? adm_capture_special_reference(b, 0)
+                                                         : adm_capture_reference(b);
+        ck_assert_msg(same_bits(t.tensor, want), "candidate '%s' is not what its link names", t.name);
+    }
+    adm_capture_free(c);
+    adm_capture_free(b);
+}
+END_TEST
+
 START_TEST(test_base_is_valid)
 {
     char path[512];
@@ -381,6 +422,7 @@ static Suite *capture_suite(void)
     tc = tcase_create("Special");
     tcase_add_unchecked_fixture(tc, bad_setup, remove_tmpdir);
     tcase_add_test(tc, test_base_is_valid);
+    tcase_add_test(tc, test_soft_links_inside);
     tcase_add_loop_test(tc, test_bad_capture, 0, adm_bad_case_count);
     suite_add_tcase(s, tc);
     tc = tcase_create("Synth");
