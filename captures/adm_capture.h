@@ -45,8 +45,9 @@ ADM_API adm_status adm_capture_read(const char *path, adm_capture **out);
  * bounds a command's memory and work). */
 typedef adm_status (*adm_capture_plan_fn)(const adm_capture *declared, void *user);
 /* As adm_capture_read, in two passes: the declared layout (every check of
- * the reader, no data), which plan (when not NULL) judges; only then the
- * data. */
+ * the reader, no data), which must declare at most 64 MiB + 64 x the
+ * file's size (ADM_CAPTURE_MAX_RATIO) and which plan (when not NULL) then
+ * judges; only then the data. */
 ADM_API adm_status adm_capture_read_plan(const char *path, adm_capture_plan_fn plan, void *user, adm_capture **out);
 /* Structural read plus the op's catalog checks: known op, parameters,
  * every tensor's shape against the op's rule. */

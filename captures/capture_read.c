@@ -817,6 +817,41 @@ done:
     return ADM_OK;
 }
 
+/* A capture may declare at most DECLARED_FREE bytes plus ratio x its
+ * file's size (ADM_CAPTURE_MAX_RATIO, default 64; 0: no limit). Every
+ * dataset is already held to what its filters can give (1100:1), but a
+ * file of gzip'ed constants at that ratio declares a gigabyte in a
+ * megabyte, and the commands' memory and work grow with the declaration
+ * (issue 15); activations and weights compress about 1.3:1. */
+#define DECLARED_FREE ((int64_t)64 << 20)
+#define DEFAULT_DECLARED_RATIO 64
+
+static adm_status declared_ratio_ok(const reader *r, const char *path)
+{
+    const char *e = getenv("ADM_CAPTURE_MAX_RATIO");
+    int64_t ratio = DEFAULT_DECLARED_RATIO, allowed;
+    hsize_t fsize = 0;
+    if (e && *e) {
+        char *end;
+        long long v;
+        errno = 0;
+        v = strtoll(e, &end, 10);
+        if (errno || *end || v < 0 || !(e[0] >= '0' && e[0] <= '9'))
+            return ADM_FAIL(ADM_ERR_INVALID, "ADM_CAPTURE_MAX_RATIO = '%.64s': expected a whole number >= 0 "
+                            "(0: no limit)", e);
+        ratio = v;
+    }
+    if (ratio == 0) return ADM_OK;
+    if (H5Fget_filesize(r->file, &fsize) < 0)
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: the size of the file cannot be read", path);
+    allowed = (int64_t)fsize > (INT64_MAX - DECLARED_FREE) / ratio ? INT64_MAX : DECLARED_FREE + ratio * (int64_t)fsize;
+    if (r->declared <= allowed) return ADM_OK;
+    return ADM_FAIL(ADM_ERR_FORMAT, "%s: its datasets declare %lld bytes in a file of %llu bytes, more than "
+                    "64 MiB + %lld x the file's size: data this compressible is no capture of activations but a "
+                    "decompression bomb (ADM_CAPTURE_MAX_RATIO raises the ratio; 0: no limit)", path,
+                    (long long)r->declared, (unsigned long long)fsize, (long long)ratio);
+}
+
 adm_status adm_capture_read_plan(const char *path, adm_capture_plan_fn plan, void *user, adm_capture **out)
 {
     reader r;
@@ -843,6 +878,7 @@ adm_status adm_capture_read_plan(const char *path, adm_capture_plan_fn plan, voi
     if (r.file < 0)
         return ADM_FAIL(ADM_ERR_FORMAT, "%s: the HDF5 file cannot be opened (truncated or corrupt)", path);
     st = read_file(&r, path, &declared);
+    if (st == ADM_OK) st = declared_ratio_ok(&r, path);
     if (st == ADM_OK && plan) st = plan(declared, user);
     adm_capture_free(declared);
     if (st == ADM_OK) {

@@ -19,7 +19,8 @@ static const char replay_usage[] =
     "  --json FILE        write the full report as JSON\n"
     "  --junit FILE       write a JUnit XML report (a failure per violated claim)\n"
     "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
-    "  --html DIR         write DIR/index.html: what was run, the verdicts, each candidate's detail\n";
+    "  --html DIR         write DIR/index.html: what was run, the verdicts, each candidate's detail\n"
+    ADM_CLI_BUDGET_HELP;
 
 #define MAX_CLAIMS 64
 
@@ -31,10 +32,12 @@ int adm_cmd_replay(int argc, char **argv)
     int claim_used[MAX_CLAIMS] = {0};
     int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0;
     adm_report *rep = NULL;
+    adm_plan plan;
     {
         static const struct option lo[] = {{"json", required_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
                                            {"html", required_argument, 0, 'H'}, {"claim", required_argument, 0, 'c'},
                                            {"mpfr-budget", required_argument, 0, 'B'}, {"help", no_argument, 0, 'h'},
+                                           {"max-memory", required_argument, 0, 'M'}, {"max-work", required_argument, 0, 'W'},
                                            {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
@@ -46,6 +49,8 @@ int adm_cmd_replay(int argc, char **argv)
             case 'u': junit = v; break;
             case 'H': html = v; break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
+            case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) goto done; break;
+            case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) goto done; break;
             case 'c':
                 if (ncl == MAX_CLAIMS) { rc = adm_cli_usage_error("--claim: at most %d claims", MAX_CLAIMS); goto done; }
                 if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
@@ -64,6 +69,7 @@ int adm_cmd_replay(int argc, char **argv)
         }
     }
     if (nf == 0) { fputs(replay_usage, stderr); rc = adm_cli_usage_error("replay: expected at least one CAPTURE"); goto done; }
+    if (adm_plan_init(&plan, ADM_PLAN_REPLAY) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     if (adm_report_create("admit-kernel replay", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     {
         char list[2048] = "";
@@ -79,7 +85,8 @@ int adm_cmd_replay(int argc, char **argv)
         adm_replay_result res;
         adm_cli_progress(f + 1, nf, files[f]);
         adm_status st;
-        if ((st = adm_capture_read_sandboxed(files[f], NULL, &cap)) != ADM_OK || (st = adm_capture_validate(cap)) != ADM_OK ||
+        if ((st = adm_capture_read_sandboxed_plan(files[f], NULL, adm_plan_check, &plan, &cap)) != ADM_OK ||
+            (st = adm_capture_validate(cap)) != ADM_OK ||
             (st = adm_harness_replay(cap, NULL, NULL, &res)) != ADM_OK) {
             /* This capture fails alone: its row says why, the others are
              * still judged, and the command exits 2 after the reports. */

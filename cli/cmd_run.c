@@ -25,7 +25,8 @@ static const char run_usage[] =
     "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
     "  --json FILE, --junit FILE\n"
     "  --list             the registered implementations\n"
-    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
+    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
+    ADM_CLI_BUDGET_HELP;
 
 static const char table_usage[] =
     "usage: admit-kernel table FILE [--strict] [--json F] [--junit F] [--html DIR] [--mpfr-budget T]\n"
@@ -33,7 +34,8 @@ static const char table_usage[] =
     "Measures every entry of a fusion table (JSON, fusions/dit.json) on its\n"
     "captures and compares the measured tier with the declared one: exit 1 when a\n"
     "declared tier is looser than measured (unsafe), and with --strict also when\n"
-    "it is stricter (promotable).\n";
+    "it is stricter (promotable).\n"
+    ADM_CLI_BUDGET_HELP;
 
 static void list_impls(void)
 {
@@ -60,6 +62,7 @@ int adm_cmd_run(int argc, char **argv)
                                            {"reader", required_argument, 0, 'R'}, {"json", required_argument, 0, 'j'},
                                            {"junit", required_argument, 0, 'u'}, {"claim", required_argument, 0, 'C'},
                                            {"list", no_argument, 0, 'l'}, {"mpfr-budget", required_argument, 0, 'B'},
+                                           {"max-memory", required_argument, 0, 'M'}, {"max-work", required_argument, 0, 'W'},
                                            {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
@@ -77,6 +80,8 @@ int adm_cmd_run(int argc, char **argv)
             case 'j': json = v; break;
             case 'u': junit = v; break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
+            case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) goto done; break;
+            case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) goto done; break;
             case 'C':
                 if (ncl == 32) { rc = adm_cli_usage_error("--claim: at most 32 claims"); goto done; }
                 if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
@@ -96,6 +101,10 @@ int adm_cmd_run(int argc, char **argv)
         goto done;
     }
     if (adm_reader_parse(reader_text, &reader) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    {
+        adm_plan budget; /* ADM_MAX_MEMORY and ADM_MAX_WORK, before anything runs */
+        if (adm_plan_init(&budget, ADM_PLAN_RUN) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    }
     if (adm_report_create("admit-kernel run", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     adm_cli_report_context(rep, "capture", capture);
     adm_report_set_context(rep, "reference", ref);
@@ -151,6 +160,7 @@ int adm_cmd_table(int argc, char **argv)
         static const struct option lo[] = {{"json", required_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
                                            {"html", required_argument, 0, 'H'}, {"strict", no_argument, 0, 's'},
                                            {"mpfr-budget", required_argument, 0, 'B'}, {"help", no_argument, 0, 'h'},
+                                           {"max-memory", required_argument, 0, 'M'}, {"max-work", required_argument, 0, 'W'},
                                            {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
@@ -163,6 +173,8 @@ int adm_cmd_table(int argc, char **argv)
             case 'u': junit = v; break;
             case 'H': html = v; break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) return rc; break;
+            case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) return rc; break;
+            case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) return rc; break;
             default: return adm_cli_usage_error("table: unknown option");
             }
         }
@@ -172,6 +184,10 @@ int adm_cmd_table(int argc, char **argv)
         }
     }
     if (!file) { fputs(table_usage, stderr); return adm_cli_usage_error("table: expected a FILE"); }
+    {
+        adm_plan budget; /* ADM_MAX_MEMORY and ADM_MAX_WORK, before anything is measured */
+        if (adm_plan_init(&budget, ADM_PLAN_RUN) != ADM_OK) return adm_cli_fail();
+    }
     if (adm_harness_table(file, table_progress, NULL, &tr) != ADM_OK)
         return adm_cli_usage_error("%s", adm_error_message());
     if (adm_report_create("admit-kernel table", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }

@@ -244,6 +244,58 @@ START_TEST(test_soft_links_inside)
 }
 END_TEST
 
+/* A plan judges the declared layout (shapes, no data) before the data is
+ * read; in the sandbox it runs in the child and again in the caller, so
+ * a child that skipped it cannot pass a capture over it. */
+static pid_t plan_caller;
+static adm_status plan_declared(const adm_capture *c, void *user)
+{
+    int *calls = user;
+    const adm_tensor *x = adm_capture_find_input(c, "x");
+    (*calls)++;
+    if (!x || x->ndim != 2 || x->shape[0] != 4 || x->shape[1] != 8 || !adm_capture_reference(c))
+        return ADM_FAIL(ADM_ERR_INTERNAL, "the plan did not see the declared layout");
+    if (x->data || adm_capture_reference(c)->data)
+        return ADM_FAIL(ADM_ERR_INTERNAL, "the plan saw data: it ran after the read");
+    return ADM_FAIL(ADM_ERR_RANGE, "%s: refused by the plan", adm_capture_path(c));
+}
+static adm_status plan_in_caller(const adm_capture *c, void *user)
+{
+    (void)user;
+    if (getpid() != plan_caller) return ADM_OK; /* the child lets it through */
+    return ADM_FAIL(ADM_ERR_RANGE, "%s: refused by the caller's plan", adm_capture_path(c));
+}
+static adm_status plan_in_child(const adm_capture *c, void *user)
+{
+    (void)user;
+    if (getpid() == plan_caller) return ADM_OK;
+    return ADM_FAIL(ADM_ERR_RANGE, "refused by the child's plan (%lld inputs)", (long long)adm_capture_input_count(c));
+}
+
+START_TEST(test_plan)
+{
+    char path[512];
+    adm_capture *c = (adm_capture *)1;
+    int calls = 0;
+    path_in(path, sizeof path, "base.h5");
+    ck_assert_int_eq(adm_capture_read_plan(path, plan_declared, &calls, &c), ADM_ERR_RANGE);
+    ck_assert_msg(strstr(adm_error_message(), "refused by the plan") != NULL, "%s", adm_error_message());
+    ck_assert_ptr_null(c);
+    ck_assert_int_eq(calls, 1);
+    plan_caller = getpid();
+    setenv("ADM_SANDBOX", "on", 1);
+    c = (adm_capture *)1;
+    ck_assert_int_eq(adm_capture_read_sandboxed_plan(path, NULL, plan_in_caller, NULL, &c), ADM_ERR_RANGE);
+    ck_assert_msg(strstr(adm_error_message(), "refused by the caller's plan") != NULL, "%s", adm_error_message());
+    ck_assert_ptr_null(c);
+    ck_assert_int_eq(adm_capture_read_sandboxed_plan(path, NULL, plan_in_child, NULL, &c), ADM_ERR_RANGE);
+    ck_assert_msg(strstr(adm_error_message(), path) && strstr(adm_error_message(), "refused by the child's plan (3 inputs)"),
+                  "%s", adm_error_message());
+    ck_assert_ptr_null(c);
+    unsetenv("ADM_SANDBOX");
+}
+END_TEST
+
 START_TEST(test_base_is_valid)
 {
     char path[512];
@@ -423,6 +475,7 @@ static Suite *capture_suite(void)
     tcase_add_unchecked_fixture(tc, bad_setup, remove_tmpdir);
     tcase_add_test(tc, test_base_is_valid);
     tcase_add_test(tc, test_soft_links_inside);
+    tcase_add_test(tc, test_plan);
     tcase_add_loop_test(tc, test_bad_capture, 0, adm_bad_case_count);
     suite_add_tcase(s, tc);
     tc = tcase_create("Synth");
