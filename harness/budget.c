@@ -47,8 +47,9 @@ adm_status adm_plan_parse_limit(const char *what, const char *text, int bytes, i
     char *end;
     double v, scale = 1;
     errno = 0;
-    /* a plain decimal number (digits first: no sign, no hex, no inf) */
-    if (!text || !(*p >= '0' && *p <= '9')) goto bad;
+    /* a plain decimal number: digits first (no sign, no inf or nan), and
+     * none of strtod's hexadecimal */
+    if (!text || !(*p >= '0' && *p <= '9') || strpbrk(text, "xX")) goto bad;
     v = strtod(p, &end);
     if (errno || !isfinite(v) || (end[0] && end[1])) goto bad;
     if (*end) {

@@ -110,12 +110,14 @@ with h5py.File(path, 'w') as f:
         for name, shape in (('inputs/x', (T, C)), ('inputs/g', (T, 1)), ('inputs/y', (T, C))):
             bits = rng.standard_normal(shape, np.float32).view(np.uint32) >> 16
             f.create_dataset(name, data=bits.astype(np.uint16)).attrs['dtype'] = 'bf16'
-    elif kind == 'linear':  # x [T, C], w [C, C] of ones, the reference zeros
-        f.attrs['op'] = 'linear'
+    elif kind in ('linear', 'flux'):  # x [T, C], w [N, C] of ones (N: C, or FLUX.1's 4 C), the reference zeros
+        N = 4 * C if kind == 'flux' else C
+        f.attrs['op'] = 'linear+gelu' if kind == 'flux' else 'linear'
+        if kind == 'flux': f.attrs['op_params'] = '{"approximate":"tanh"}'
         put(f, 'inputs/x', (T, C), np.uint16, 'bf16', 0x3f80)
-        put(f, 'inputs/w', (C, C), np.uint16, 'bf16', 0x3f80)
-        put(f, 'inputs/bias', (C,), np.uint16, 'bf16', 0)
-        put(f, 'reference', (T, C), np.uint16, 'bf16', 0)
+        put(f, 'inputs/w', (N, C), np.uint16, 'bf16', 0x3f80)
+        put(f, 'inputs/bias', (N,), np.uint16, 'bf16', 0)
+        put(f, 'reference', (T, N), np.uint16, 'bf16', 0)
     else:  # gated_residual of zeros, fp8 or bf16, with one candidate
         st, dt = (np.uint8, 'fp8_e4m3') if kind == 'fp8' else (np.uint16, 'bf16')
         f.attrs['op'] = 'gated_residual'
@@ -195,6 +197,14 @@ cat > table.json <<JSON
   "captures": ["$src/captures/data/dit_gated_residual.h5"]}]}
 JSON
 expect 2 "bf16_small.h5: run would hold about" "fine " "lossless" -- "$admit" table table.json --max-memory 100M
+# The defaults on a 24 GiB machine (memory: half of it) let FLUX.1's MLP
+# capture run (x 4096 x 3072, w 12288 x 3072; planned at 6.3 GiB and
+# 4.3e12): the read passes the plan, and the run stops at the unknown
+# candidate instead.
+mk flux_shapes.h5 flux 4096 3072
+expect 2 "no_such" -- env ADM_CAPTURE_MAX_RATIO=0 ADM_MAX_MEMORY=12G "$admit" run flux_shapes.h5 --reference eager \
+    --candidate no_such
+case $out in *"would "*) echo "FAIL: FLUX.1's MLP shapes are over the default budgets: $out"; fails=$((fails + 1));; esac
 # The limit is the estimate itself: at it the capture runs, a unit below it
 # is refused.
 "$admit" capture synth -o tiny.h5 --op linear --tokens 8 --channels 32 --out-features 16 > /dev/null
@@ -211,6 +221,7 @@ expect 2 "--max-memory: expected a number of bytes with an optional K, M, G or T
 expect 2 "--max-work: expected a number of multiply-adds" "got '-5'" -- "$admit" run tiny.h5 --reference eager \
     --candidate splitk_fp32 --max-work -5
 expect 2 "ADM_MAX_MEMORY: expected a number of bytes" "got 'lots'" -- env ADM_MAX_MEMORY=lots "$admit" replay tiny.h5
+expect 2 "--max-memory: expected a number of bytes" "got '0x10'" -- "$admit" replay tiny.h5 --max-memory 0x10
 expect 2 "ADM_MAX_WORK: expected a number of multiply-adds" "got '1e400'" -- env ADM_MAX_WORK=1e400 "$admit" table table.json
 expect 2 "ADM_CAPTURE_MAX_RATIO = '6x4': expected a whole number >= 0" -- env ADM_CAPTURE_MAX_RATIO=6x4 "$admit" capture validate tiny.h5
 
