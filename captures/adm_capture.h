@@ -37,6 +37,18 @@ typedef struct adm_named_tensor {
  * datasets and their dtype attributes, sizes. The op's shape rule is the
  * validator's (adm_capture_validate). Errors name the file and dataset. */
 ADM_API adm_status adm_capture_read(const char *path, adm_capture **out);
+/* What a caller will do with a capture, judged from what the file
+ * declares before any tensor data is read: the capture as read so far,
+ * every tensor with its name, dtype and shape but no data (each tensor's
+ * data is NULL). ADM_OK lets the read go on; any other status refuses the
+ * capture with the plan's message (harness/adm_harness.h: adm_plan_check
+ * bounds a command's memory and work). */
+typedef adm_status (*adm_capture_plan_fn)(const adm_capture *declared, void *user);
+/* As adm_capture_read, in two passes: the declared layout (every check of
+ * the reader, no data), which must declare at most 64 MiB + 64 x the
+ * file's size (ADM_CAPTURE_MAX_RATIO) and which plan (when not NULL) then
+ * judges; only then the data. */
+ADM_API adm_status adm_capture_read_plan(const char *path, adm_capture_plan_fn plan, void *user, adm_capture **out);
 /* Structural read plus the op's catalog checks: known op, parameters,
  * every tensor's shape against the op's rule. */
 ADM_API adm_status adm_capture_validate(const adm_capture *c);
@@ -69,6 +81,12 @@ ADM_API int adm_sandbox_enabled(void);
  * in-process. An invalid ADM_* limit in the environment is refused first
  * (adm_env_check: ADM_ERR_INVALID naming it). */
 ADM_API adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits *limits, adm_capture **out);
+/* As adm_capture_read_plan in the child (plan runs there, before the data
+ * is read), and plan again in the calling process on the capture the
+ * child sent, before it is returned: a child subverted by its file cannot
+ * skip it. */
+ADM_API adm_status adm_capture_read_sandboxed_plan(const char *path, const adm_sandbox_limits *limits,
+                                                   adm_capture_plan_fn plan, void *user, adm_capture **out);
 
 ADM_API const char *adm_capture_path(const adm_capture *c);     /* NULL when built in memory */
 ADM_API int adm_capture_version(const adm_capture *c);

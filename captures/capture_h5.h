@@ -6,8 +6,12 @@
 
 #include <hdf5.h>
 
-/* HDF5's own error printing off: admit reports every error itself. */
-void adm_cap_h5_quiet(void);
+/* Before any HDF5 file is opened, in every process that opens one (the
+ * reader, in-process or in the sandbox child, and the writer): HDF5's own
+ * error printing off (admit reports every error itself), and its dynamic
+ * plugin loading off (H5PLset_loading_state(0)): no library named by
+ * HDF5_PLUGIN_PATH is ever dlopen()ed on behalf of a file. */
+void adm_cap_h5_init(void);
 /* Closes an HDF5 id of any kind; negative ids are ignored. */
 void adm_cap_h5_close(hid_t id);
 /* capture_read.c: whether the file can hold the raw bytes a dataset

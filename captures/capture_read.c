@@ -22,7 +22,15 @@
 
 /* ---------------------------------------------------------------- HDF5 helpers */
 
-void adm_cap_h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+void adm_cap_h5_init(void)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    /* A filter libhdf5 lacks is looked for in HDF5_PLUGIN_PATH: every
+     * library there would be dlopen()ed, its constructors run, on behalf of
+     * a file. admit reads with the filters built in and names any other
+     * (adm_cap_storage_holds). */
+    H5PLset_loading_state(0);
+}
 
 void adm_cap_h5_close(hid_t id)
 {
@@ -203,6 +211,66 @@ static adm_status storage_ok(adm_dtype dt, hid_t ft, hid_t *mt, const char *wher
  * not compress. */
 #define MAX_FILTER_RATIO 1100
 
+/* The registered filters a capture may plausibly carry (the HDF Group's
+ * list of filter ids), named in the refusal when this libhdf5 lacks one. */
+static const struct {
+    int id;
+    const char *name;
+} known_filters[] = {
+    {1, "deflate"}, {2, "shuffle"}, {3, "fletcher32"}, {4, "szip"}, {5, "nbit"}, {6, "scaleoffset"},
+    {307, "bzip2"}, {32000, "LZF"}, {32001, "Blosc"}, {32004, "LZ4"}, {32008, "bitshuffle"},
+    {32013, "zfp"}, {32015, "Zstandard"}, {32017, "SZ"}, {32026, "Blosc2"},
+};
+
+/* The first filter of a pipeline this libhdf5 cannot decode (optional
+ * ones too when asked), with its name in name[len]: its id; -1 when there
+ * is none, -2 when the pipeline cannot be read. Plugin loading is off
+ * (adm_cap_h5_init), so only the filters built in are available. */
+static int missing_filter(hid_t dcpl, int optional_too, char *name, size_t len)
+{
+    int nfilters = H5Pget_nfilters(dcpl);
+    for (int i = 0; i < nfilters; i++) {
+        unsigned flags = 0, config = 0, info = 0, cd[16];
+        size_t ncd = sizeof cd / sizeof cd[0], n = 0;
+        char fname[64] = "";
+        const char *known = NULL;
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof fname, fname, &config);
+        if (id < 0) return -2;
+        if ((flags & H5Z_FLAG_OPTIONAL) && !optional_too) continue;
+        if (H5Zfilter_avail(id) > 0 && H5Zget_filter_info(id, &info) >= 0 && (info & H5Z_FILTER_CONFIG_DECODE_ENABLED))
+            continue;
+        for (size_t k = 0; k < sizeof known_filters / sizeof known_filters[0]; k++)
+            if (known_filters[k].id == (int)id) known = known_filters[k].name;
+        if (known) {
+            snprintf(name, len, "%s", known);
+        } else {
+            /* the name the file gives it: its own text, shown printable */
+            fname[sizeof fname - 1] = '\0';
+            for (const char *p = fname; *p && n + 1 < len && n < 40; p++) name[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+            name[n] = '\0';
+            if (!n) snprintf(name, len, "unregistered");
+        }
+        return (int)id;
+    }
+    return -1;
+}
+
+/* Every mandatory filter of a dataset's pipeline must be one this libhdf5
+ * decodes, checked before its data is read: a missing one is otherwise a
+ * read error that looks like a corrupt file. An optional filter may have
+ * been skipped when the chunks were written; where it was not, the read
+ * fails and read_dataset names it then. */
+static adm_status filters_available(hid_t dcpl, const char *where)
+{
+    char name[64];
+    int id = missing_filter(dcpl, 0, name, sizeof name);
+    if (id == -2) return ADM_FAIL(ADM_ERR_FORMAT, "%s: its filter pipeline cannot be read (corrupt file)", where);
+    if (id < 0) return ADM_OK;
+    return ADM_FAIL(ADM_ERR_FORMAT, "%s: compressed with filter %d (%s), which is not available in this libhdf5 "
+                    "(admit loads no HDF5 plugins); rewrite the capture with gzip compression",
+                    where, id, name);
+}
+
 /* Whether the file can actually hold the raw bytes a dataset declares,
  * checked before they are allocated: every chunk written (an unwritten
  * chunk reads as fill values, so a 20 KB file could declare 16 GiB), the
@@ -251,6 +319,7 @@ adm_status adm_cap_storage_holds(hid_t d, const hsize_t *dims, int ndim, int64_t
             goto done;
         }
         nfilters = H5Pget_nfilters(dcpl);
+        if ((st = filters_available(dcpl, where)) != ADM_OK) goto done;
         break;
     }
     default:
@@ -275,14 +344,136 @@ done:
     return st;
 }
 
-/* Reads the dataset at path (relative to loc) into an owned tensor. */
-static adm_status read_dataset(hid_t loc, const char *path, const char *where, adm_tensor *out)
+/* ---------------------------------------------------------------- one pass over a file */
+
+/* A file is read in two passes over the same open file: the first takes
+ * every dataset's dtype and shape through every check of this file and
+ * reads no data (the declared layout, which the whole-file ratio and the
+ * caller's plan judge: adm_capture_read_plan), the second reads the data,
+ * no more bytes of it than the first declared. */
+typedef struct reader {
+    hid_t file;
+    int data;          /* 0: the declared layout only (tensors without data); 1: the data */
+    int64_t declared;  /* the bytes the datasets declare (pass 1) */
+    int64_t left;      /* pass 2: the bytes still to allocate */
+} reader;
+
+/* libhdf5 resolves a soft link's target path itself, through whatever
+ * links lie on it, external ones included: a soft link /inputs/x ->
+ * /zz/inputs/x, with /zz an external link, reads another file. So the
+ * reader never hands libhdf5 a path of more than one link: it opens
+ * objects through hard links only, one name at a time, and resolves a soft
+ * link's target itself, every component checked alike; an external or
+ * user-defined link anywhere on the way is refused before it is followed.
+ * At most MAX_SOFT soft links are followed for one name (libhdf5's own
+ * limit, H5L_NUM_LINKS, is 16), which ends a cycle; a target has at most
+ * MAX_TARGET bytes, so at most MAX_SOFT x MAX_TARGET / 2 links are looked
+ * at per name. */
+#define MAX_SOFT 16
+#define MAX_TARGET 1024
+
+static adm_status follow(reader *r, hid_t loc, const char *name, const char *where, const char *target,
+                         int *soft_left, hid_t *obj);
+
+/* Opens what a soft link's target names, from the root (absolute) or the
+ * group holding the link (relative). */
+static adm_status follow_target(reader *r, hid_t loc, const char *target, const char *where, int *soft_left,
+                                hid_t *obj)
+{
+    char comp[MAX_TARGET + 1];
+    const char *p = target;
+    hid_t cur;
+    adm_status st = ADM_OK;
+    *obj = -1;
+    if ((cur = H5Oopen(target[0] == '/' ? r->file : loc, target[0] == '/' ? "/" : ".", H5P_DEFAULT)) < 0)
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: the group of its soft link to '%s' cannot be opened (corrupt file)",
+                        where, target);
+    while (*p) {
+        size_t n = strcspn(p, "/");
+        hid_t next;
+        memcpy(comp, p, n);
+        comp[n] = '\0';
+        p += n;
+        if (*p == '/') p++;
+        if (n == 0 || !strcmp(comp, ".")) continue; /* "a//b", "./a": as libhdf5 reads them */
+        if (H5Iget_type(cur) != H5I_GROUP) {
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: its soft link to '%s' goes on past an object that is not a group",
+                          where, target);
+            break;
+        }
+        if ((st = follow(r, cur, comp, where, target, soft_left, &next)) != ADM_OK) break;
+        H5Oclose(cur);
+        cur = next;
+    }
+    if (st != ADM_OK) {
+        H5Oclose(cur);
+        return st;
+    }
+    *obj = cur;
+    return ADM_OK;
+}
+
+/* Opens the object that link name of group loc leads to. target: the soft
+ * link being resolved (for messages), NULL for the link the reader named. */
+static adm_status follow(reader *r, hid_t loc, const char *name, const char *where, const char *target,
+                         int *soft_left, hid_t *obj)
+{
+    H5L_info_t li;
+    char val[MAX_TARGET + 1];
+    *obj = -1;
+    ADM_CAPTURE_TRACE("the link '%s' on the way to %s", name, where);
+    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0 || H5Lget_info(loc, name, &li, H5P_DEFAULT) < 0) {
+        if (target)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: its soft link to '%s' is dangling ('%s' is not there)", where, target, name);
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot read the link", where);
+    }
+    switch (li.type) {
+    case H5L_TYPE_HARD:
+        if ((*obj = H5Oopen(loc, name, H5P_DEFAULT)) < 0)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: the object '%s' cannot be opened (corrupt file)", where, name);
+        return ADM_OK;
+    case H5L_TYPE_SOFT:
+        if (--*soft_left < 0)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: more than %d soft links on its way (a cycle of soft links?)", where,
+                            MAX_SOFT);
+        if (li.u.val_size < 2 || li.u.val_size > MAX_TARGET)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: soft link '%s' has a target of %zu bytes, expected 1 to %d", where,
+                            name, li.u.val_size ? li.u.val_size - 1 : 0, MAX_TARGET - 1);
+        memset(val, 0, sizeof val);
+        if (H5Lget_val(loc, name, val, li.u.val_size, H5P_DEFAULT) < 0 || !val[0])
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: the target of soft link '%s' cannot be read", where, name);
+        return follow_target(r, loc, val, where, soft_left, obj);
+    default:
+        if (target)
+            return ADM_FAIL(ADM_ERR_FORMAT, "%s: its soft link to '%s' passes through '%s', an external or "
+                            "user-defined link: only hard and soft links within the file are allowed (a capture "
+                            "is one self-contained file)", where, target, name);
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: external and user-defined links are not allowed "
+                        "(only hard and soft links)", where);
+    }
+}
+
+/* Opens the group or dataset that link name of loc leads to (follow). */
+static adm_status open_object(reader *r, hid_t loc, const char *name, const char *where, H5I_type_t want, hid_t *obj)
+{
+    int soft_left = MAX_SOFT;
+    ADM_TRY(follow(r, loc, name, where, NULL, &soft_left, obj));
+    if (H5Iget_type(*obj) == want) return ADM_OK;
+    H5Oclose(*obj);
+    *obj = -1;
+    if (want == H5I_GROUP) return ADM_FAIL(ADM_ERR_FORMAT, "%s: not a group", where);
+    return ADM_FAIL(ADM_ERR_FORMAT, "%s: not a readable dataset (a group, a named type, or a corrupt file)", where);
+}
+
+/* Reads the dataset that link name of loc leads to: into an owned tensor
+ * (pass 2), or its dtype and shape with no data (pass 1). */
+static adm_status read_dataset(reader *r, hid_t loc, const char *name, const char *where, adm_tensor *out)
 {
     hid_t d = -1, ft = -1, sp = -1, mt = -1;
     char *dtname = NULL;
     adm_dtype dt;
     hsize_t dims[ADM_MAX_DIMS];
-    int64_t shape[ADM_MAX_DIMS], numel;
+    int64_t shape[ADM_MAX_DIMS], numel, bytes;
     int ndim;
     char buf[160];
     adm_status st = ADM_OK;
@@ -290,10 +481,7 @@ static adm_status read_dataset(hid_t loc, const char *path, const char *where, a
     memset(&t, 0, sizeof t);
 
     ADM_CAPTURE_TRACE("%s", where);
-    if ((d = H5Dopen2(loc, path, H5P_DEFAULT)) < 0) {
-        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: not a readable dataset (a dangling link, a group, or a corrupt file)", where);
-        goto done;
-    }
+    if ((st = open_object(r, loc, name, where, H5I_DATASET, &d)) != ADM_OK) goto done;
     if ((st = read_str_attr(d, where, "dtype", 1, &dtname)) != ADM_OK) goto done;
     if ((st = adm_dtype_from_name(dtname, &dt)) != ADM_OK) {
         adm_error_prefix("%s: attribute 'dtype': ", where);
@@ -328,14 +516,36 @@ static adm_status read_dataset(hid_t loc, const char *path, const char *where, a
                       adm_shape_str(ndim, shape, buf, sizeof buf));
         goto done;
     }
-    if (numel * adm_format_get(dt)->storage_bytes > max_tensor_bytes()) {
+    bytes = numel * adm_format_get(dt)->storage_bytes;
+    if (bytes > max_tensor_bytes()) {
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: shape %s needs %lld bytes, above the limit of %lld "
                       "(ADM_CAPTURE_MAX_BYTES)", where, adm_shape_str(ndim, shape, buf, sizeof buf),
-                      (long long)(numel * adm_format_get(dt)->storage_bytes), (long long)max_tensor_bytes());
+                      (long long)bytes, (long long)max_tensor_bytes());
         goto done;
     }
-    if (numel > 0 && (st = adm_cap_storage_holds(d, dims, ndim, numel * adm_format_get(dt)->storage_bytes, where)) != ADM_OK)
+    if (numel > 0 && (st = adm_cap_storage_holds(d, dims, ndim, bytes, where)) != ADM_OK)
         goto done;
+    if (!r->data) {
+        int64_t stride = 1;
+        t.dtype = dt;
+        t.ndim = ndim;
+        memcpy(t.shape, shape, sizeof(int64_t) * (size_t)ndim);
+        for (int i = ndim - 1; i >= 0; i--) {
+            t.stride[i] = stride;
+            stride *= shape[i] > 0 ? shape[i] : 1;
+        }
+        t.capacity = numel; /* no data: a declaration */
+        r->declared = bytes > INT64_MAX - r->declared ? INT64_MAX : r->declared + bytes;
+        *out = t;
+        memset(&t, 0, sizeof t);
+        goto done;
+    }
+    if (bytes > r->left) {
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: declares more data than the file did when it was first read (the file "
+                      "changed while it was read)", where);
+        goto done;
+    }
+    r->left -= bytes;
     st = adm_capture_tensor_alloc_ ? adm_capture_tensor_alloc_(&t, dt, ndim, shape) : adm_tensor_alloc(&t, dt, ndim, shape);
     if (st != ADM_OK) {
         adm_error_prefix("%s: ", where);
@@ -343,7 +553,16 @@ static adm_status read_dataset(hid_t loc, const char *path, const char *where, a
     }
     ADM_CAPTURE_TRACE("the data of %s", where);
     if (numel > 0 && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, t.data) < 0) {
-        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: its data cannot be read (truncated or corrupt file)", where);
+        hid_t dcpl = H5Dget_create_plist(d);
+        char fname[64];
+        int id = dcpl >= 0 ? missing_filter(dcpl, 1, fname, sizeof fname) : -1;
+        if (dcpl >= 0) H5Pclose(dcpl);
+        if (id >= 0)
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: its data cannot be read: compressed with filter %d (%s), which is not "
+                          "available in this libhdf5 (admit loads no HDF5 plugins); rewrite the capture with gzip "
+                          "compression", where, id, fname);
+        else
+            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: its data cannot be read (truncated or corrupt file)", where);
         goto done;
     }
     if (dt == ADM_E2M1)
@@ -405,21 +624,9 @@ static void free_names(char **names, int n)
     free(names);
 }
 
-static adm_status link_kind_ok(hid_t g, const char *name, const char *where)
-{
-    H5L_info_t li;
-    ADM_CAPTURE_TRACE("the link to %s", where);
-    if (H5Lget_info(g, name, &li, H5P_DEFAULT) < 0)
-        return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot read the link", where);
-    if (li.type != H5L_TYPE_HARD && li.type != H5L_TYPE_SOFT)
-        return ADM_FAIL(ADM_ERR_FORMAT, "%s: external and user-defined links are not allowed "
-                        "(only hard and soft links)", where);
-    return ADM_OK;
-}
-
 /* Reads every dataset of group `gname` under loc into list; absent group
  * is fine unless required. */
-static adm_status read_group(hid_t loc, const char *file, const char *prefix, const char *gname,
+static adm_status read_group(reader *r, hid_t loc, const char *file, const char *prefix, const char *gname,
                              int required, adm_entry_list *list)
 {
     hid_t g;
@@ -434,9 +641,7 @@ static adm_status read_group(hid_t loc, const char *file, const char *prefix, co
         if (required) return ADM_FAIL(ADM_ERR_FORMAT, "%s: missing (expected a group of datasets)", where);
         return ADM_OK;
     }
-    ADM_TRY(link_kind_ok(loc, gname, where));
-    if ((g = H5Gopen2(loc, gname, H5P_DEFAULT)) < 0)
-        return ADM_FAIL(ADM_ERR_FORMAT, "%s: not a group", where);
+    ADM_TRY(open_object(r, loc, gname, where, H5I_GROUP, &g));
     if ((st = group_names(g, where, &names, &n)) != ADM_OK) goto done;
     for (int i = 0; i < n && st == ADM_OK; i++) {
         adm_tensor t;
@@ -448,17 +653,16 @@ static adm_status read_group(hid_t loc, const char *file, const char *prefix, co
             st = ADM_ERR_FORMAT;
             break;
         }
-        if ((st = link_kind_ok(g, names[i], dwhere)) != ADM_OK) break;
-        if ((st = read_dataset(g, names[i], dwhere, &t)) != ADM_OK) break;
+        if ((st = read_dataset(r, g, names[i], dwhere, &t)) != ADM_OK) break;
         if ((st = adm_cap_list_push(list, names[i], &t)) != ADM_OK) adm_tensor_free(&t);
     }
 done:
     free_names(names, n);
-    H5Gclose(g);
+    H5Oclose(g);
     return st;
 }
 
-static adm_status read_optional_dataset(hid_t loc, const char *file, const char *prefix,
+static adm_status read_optional_dataset(reader *r, hid_t loc, const char *file, const char *prefix,
                                         const char *name, int *has, adm_tensor *t)
 {
     char where[WHERE_LEN];
@@ -469,24 +673,21 @@ static adm_status read_optional_dataset(hid_t loc, const char *file, const char 
     *has = 0;
     if (ex < 0) return ADM_FAIL(ADM_ERR_FORMAT, "%s: cannot look it up", where);
     if (ex == 0) return ADM_OK;
-    ADM_TRY(link_kind_ok(loc, name, where));
-    ADM_TRY(read_dataset(loc, name, where, t));
+    ADM_TRY(read_dataset(r, loc, name, where, t));
     *has = 1;
     return ADM_OK;
 }
 
-static adm_status read_specials(hid_t file_id, const char *file, adm_capture *c)
+static adm_status read_specials(reader *r, const char *file, adm_capture *c)
 {
     hid_t g;
     char **names = NULL, where[WHERE_LEN];
     int n = 0;
     adm_status st = ADM_OK;
     ADM_CAPTURE_TRACE("group '/special'");
-    if (H5Lexists(file_id, "special", H5P_DEFAULT) <= 0) return ADM_OK;
+    if (H5Lexists(r->file, "special", H5P_DEFAULT) <= 0) return ADM_OK;
     snprintf(where, sizeof where, "%s: group '/special'", file);
-    ADM_TRY(link_kind_ok(file_id, "special", where));
-    if ((g = H5Gopen2(file_id, "special", H5P_DEFAULT)) < 0)
-        return ADM_FAIL(ADM_ERR_FORMAT, "%s: not a group", where);
+    ADM_TRY(open_object(r, r->file, "special", where, H5I_GROUP, &g));
     if ((st = group_names(g, where, &names, &n)) != ADM_OK) goto done;
     for (int i = 0; i < n && st == ADM_OK; i++) {
         hid_t cg;
@@ -495,22 +696,18 @@ static adm_status read_specials(hid_t file_id, const char *file, adm_capture *c)
         adm_special *s;
         snprintf(prefix, sizeof prefix, "/special/%s", names[i]);
         snprintf(cwhere, sizeof cwhere, "%s: group '%s'", file, prefix);
-        if ((st = link_kind_ok(g, names[i], cwhere)) != ADM_OK) break;
         ADM_CAPTURE_TRACE("%s", cwhere);
-        if ((cg = H5Gopen2(g, names[i], H5P_DEFAULT)) < 0) {
-            st = ADM_FAIL(ADM_ERR_FORMAT, "%s: not a group", cwhere);
-            break;
-        }
+        if ((st = open_object(r, g, names[i], cwhere, H5I_GROUP, &cg)) != ADM_OK) break;
         if ((st = adm_capture_add_special(c, names[i], &idx)) != ADM_OK) {
             adm_error_prefix("%s: ", cwhere);
             st = ADM_ERR_FORMAT;
-            H5Gclose(cg);
+            H5Oclose(cg);
             break;
         }
         s = &c->specials[idx];
-        st = read_group(cg, file, prefix, "inputs", 1, &s->inputs);
-        if (st == ADM_OK) st = read_optional_dataset(cg, file, prefix, "reference", &s->has_ref, &s->ref);
-        if (st == ADM_OK) st = read_group(cg, file, prefix, "candidates", 0, &s->candidates);
+        st = read_group(r, cg, file, prefix, "inputs", 1, &s->inputs);
+        if (st == ADM_OK) st = read_optional_dataset(r, cg, file, prefix, "reference", &s->has_ref, &s->ref);
+        if (st == ADM_OK) st = read_group(r, cg, file, prefix, "candidates", 0, &s->candidates);
         if (st == ADM_OK) st = read_str_attr(cg, cwhere, "reference_refused", 0, &refused);
         if (st == ADM_OK && refused) {
             if (adm_status_from_name(refused, &s->refusal) != ADM_OK || s->refusal == ADM_OK) {
@@ -522,41 +719,26 @@ static adm_status read_specials(hid_t file_id, const char *file, adm_capture *c)
             }
         }
         free(refused);
-        H5Gclose(cg);
+        H5Oclose(cg);
     }
 done:
     free_names(names, n);
-    H5Gclose(g);
+    H5Oclose(g);
     return st;
 }
 
-adm_status adm_capture_read(const char *path, adm_capture **out)
+/* One pass over the open file (reader): the capture, with or without its
+ * tensors' data. */
+static adm_status read_file(reader *r, const char *path, adm_capture **out)
 {
     adm_capture *c = NULL;
-    hid_t f = -1;
+    hid_t f = r->file;
     char where[WHERE_LEN], *magic = NULL;
     int64_t version = 0, step = -1;
     int present;
-    htri_t acc;
     adm_status st = ADM_OK;
 
     *out = NULL;
-    adm_cap_h5_quiet();
-    /* a FIFO or a device would block libhdf5's open, or feed it endlessly */
-    ADM_TRY(adm_file_check_regular(path, "the capture"));
-    adm_cap_heap_forget();
-    ADM_CAPTURE_TRACE("the file's superblock");
-#if H5_VERSION_GE(1, 12, 0)
-    acc = H5Fis_accessible(path, H5P_DEFAULT);
-#else
-    acc = H5Fis_hdf5(path);
-#endif
-    if (acc <= 0)
-        return ADM_FAIL(ADM_ERR_FORMAT, "%s: not an HDF5 file (expected an admit capture, "
-                        "captures/FORMAT.md)", path);
-    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0)
-        return ADM_FAIL(ADM_ERR_FORMAT, "%s: the HDF5 file cannot be opened (truncated or corrupt)", path);
     if (!(c = adm_cap_new())) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
     if (!(c->path = adm_strdup(path))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
     snprintf(where, sizeof where, "%s: root", path);
@@ -596,20 +778,20 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
         free(s);
         if (st != ADM_OK) goto done;
     }
-    if ((st = read_group(f, path, "", "inputs", 1, &c->inputs)) != ADM_OK) goto done;
+    if ((st = read_group(r, f, path, "", "inputs", 1, &c->inputs)) != ADM_OK) goto done;
     if (c->inputs.n == 0) {
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: group '/inputs' is empty, expected the op's input datasets", path);
         goto done;
     }
-    if ((st = read_optional_dataset(f, path, "", "reference", &c->has_ref, &c->ref)) != ADM_OK) goto done;
-    if ((st = read_group(f, path, "", "candidates", 0, &c->candidates)) != ADM_OK) goto done;
-    if ((st = read_optional_dataset(f, path, "", "oracle", &c->has_oracle, &c->oracle)) != ADM_OK) goto done;
+    if ((st = read_optional_dataset(r, f, path, "", "reference", &c->has_ref, &c->ref)) != ADM_OK) goto done;
+    if ((st = read_group(r, f, path, "", "candidates", 0, &c->candidates)) != ADM_OK) goto done;
+    if ((st = read_optional_dataset(r, f, path, "", "oracle", &c->has_oracle, &c->oracle)) != ADM_OK) goto done;
     if (c->has_oracle && c->oracle.dtype != ADM_FP64) {
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: dataset '/oracle' has dtype %s, expected fp64", path,
                       adm_dtype_name(c->oracle.dtype));
         goto done;
     }
-    if ((st = read_optional_dataset(f, path, "", "oracle_bound", &c->has_oracle_bound, &c->oracle_bound)) != ADM_OK)
+    if ((st = read_optional_dataset(r, f, path, "", "oracle_bound", &c->has_oracle_bound, &c->oracle_bound)) != ADM_OK)
         goto done;
     {
         int64_t cert = 0;
@@ -626,12 +808,9 @@ adm_status adm_capture_read(const char *path, adm_capture **out)
         st = ADM_FAIL(ADM_ERR_FORMAT, "%s: root attribute 'oracle_certified' = 1 without dataset '/oracle_bound'", path);
         goto done;
     }
-    st = read_specials(f, path, c);
+    st = read_specials(r, path, c);
 done:
     free(magic);
-    ADM_CAPTURE_TRACE("the file's metadata while closing it");
-    if (f >= 0) H5Fclose(f);
-    adm_cap_heap_forget();
     if (st != ADM_OK) {
         adm_capture_free(c);
         return st;
@@ -640,3 +819,79 @@ done:
     return ADM_OK;
 }
 
+/* A capture may declare at most DECLARED_FREE bytes plus ratio x its
+ * file's size (ADM_CAPTURE_MAX_RATIO, default 64; 0: no limit). Every
+ * dataset is already held to what its filters can give (1100:1), but a
+ * file of gzip'ed constants at that ratio declares a gigabyte in a
+ * megabyte, and the commands' memory and work grow with the declaration
+ * (issue 15); activations and weights compress about 1.3:1. */
+#define DECLARED_FREE ((int64_t)64 << 20)
+#define DEFAULT_DECLARED_RATIO 64
+
+static adm_status declared_ratio_ok(const reader *r, const char *path)
+{
+    const char *e = getenv("ADM_CAPTURE_MAX_RATIO");
+    int64_t ratio = DEFAULT_DECLARED_RATIO, allowed;
+    hsize_t fsize = 0;
+    if (e && *e) {
+        char *end;
+        long long v;
+        errno = 0;
+        v = strtoll(e, &end, 10);
+        if (errno || *end || v < 0 || !(e[0] >= '0' && e[0] <= '9'))
+            return ADM_FAIL(ADM_ERR_INVALID, "ADM_CAPTURE_MAX_RATIO = '%.64s': expected a whole number >= 0 "
+                            "(0: no limit)", e);
+        ratio = v;
+    }
+    if (ratio == 0) return ADM_OK;
+    if (H5Fget_filesize(r->file, &fsize) < 0)
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: the size of the file cannot be read", path);
+    allowed = (int64_t)fsize > (INT64_MAX - DECLARED_FREE) / ratio ? INT64_MAX : DECLARED_FREE + ratio * (int64_t)fsize;
+    if (r->declared <= allowed) return ADM_OK;
+    return ADM_FAIL(ADM_ERR_FORMAT, "%s: its datasets declare %lld bytes in a file of %llu bytes, more than "
+                    "64 MiB + %lld x the file's size: data this compressible is no capture of activations but a "
+                    "decompression bomb (ADM_CAPTURE_MAX_RATIO raises the ratio; 0: no limit)", path,
+                    (long long)r->declared, (unsigned long long)fsize, (long long)ratio);
+}
+
+adm_status adm_capture_read_plan(const char *path, adm_capture_plan_fn plan, void *user, adm_capture **out)
+{
+    reader r;
+    adm_capture *declared = NULL;
+    htri_t acc;
+    adm_status st;
+
+    *out = NULL;
+    adm_cap_h5_init();
+    /* a FIFO or a device would block libhdf5's open, or feed it endlessly */
+    ADM_TRY(adm_file_check_regular(path, "the capture"));
+    adm_cap_heap_forget();
+    ADM_CAPTURE_TRACE("the file's superblock");
+#if H5_VERSION_GE(1, 12, 0)
+    acc = H5Fis_accessible(path, H5P_DEFAULT);
+#else
+    acc = H5Fis_hdf5(path);
+#endif
+    if (acc <= 0)
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: not an HDF5 file (expected an admit capture, "
+                        "captures/FORMAT.md)", path);
+    memset(&r, 0, sizeof r);
+    r.file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (r.file < 0)
+        return ADM_FAIL(ADM_ERR_FORMAT, "%s: the HDF5 file cannot be opened (truncated or corrupt)", path);
+    st = read_file(&r, path, &declared);
+    if (st == ADM_OK) st = declared_ratio_ok(&r, path);
+    if (st == ADM_OK && plan) st = plan(declared, user);
+    adm_capture_free(declared);
+    if (st == ADM_OK) {
+        r.data = 1;
+        r.left = r.declared;
+        st = read_file(&r, path, out);
+    }
+    ADM_CAPTURE_TRACE("the file's metadata while closing it");
+    H5Fclose(r.file);
+    adm_cap_heap_forget();
+    return st;
+}
+
+adm_status adm_capture_read(const char *path, adm_capture **out) { return adm_capture_read_plan(path, NULL, NULL, out); }

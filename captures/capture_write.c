@@ -158,7 +158,7 @@ adm_status adm_capture_write(const adm_capture *c, const char *path, int gzip_le
     hid_t fapl, f;
     int fd;
     adm_status st;
-    adm_cap_h5_quiet();
+    adm_cap_h5_init();
     ADM_TRY(adm_temp_beside(path, &tmp, &fd));
     close(fd);
     fapl = H5Pcreate(H5P_FILE_ACCESS);

@@ -268,8 +268,10 @@ int adm_sandbox_encode(int fd, const adm_capture *c)
     return write_all(fd, &end, 1) || flush_out(fd);
 }
 
-static void child_main(int fd, int memfd, const char *path, const adm_sandbox_limits *lim) __attribute__((noreturn));
-static void child_main(int fd, int memfd, const char *path, const adm_sandbox_limits *lim)
+static void child_main(int fd, int memfd, const char *path, const adm_sandbox_limits *lim, adm_capture_plan_fn plan,
+                       void *user) __attribute__((noreturn));
+static void child_main(int fd, int memfd, const char *path, const adm_sandbox_limits *lim, adm_capture_plan_fn plan,
+                       void *user)
 {
     adm_capture *c = NULL;
     adm_status st;
@@ -312,7 +314,7 @@ static void child_main(int fd, int memfd, const char *path, const adm_sandbox_li
     }
     crumb_path = path;
     adm_capture_trace("the file's superblock");
-    st = adm_capture_read(path, &c);
+    st = adm_capture_read_plan(path, plan, user, &c);
     adm_capture_trace("(done reading; sending the tensors)");
     if (st == ADM_OK) {
         if (adm_sandbox_encode(fd, c)) _exit(4);
@@ -773,6 +775,12 @@ static const char *signal_name(int sig)
 
 adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits *limits, adm_capture **out)
 {
+    return adm_capture_read_sandboxed_plan(path, limits, NULL, NULL, out);
+}
+
+adm_status adm_capture_read_sandboxed_plan(const char *path, const adm_sandbox_limits *limits,
+                                           adm_capture_plan_fn plan, void *user, adm_capture **out)
+{
     adm_sandbox_limits lim;
     int pfd[2], memfd, wstatus = 0, killed = 0;
     pid_t pid;
@@ -783,9 +791,7 @@ adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits
     *out = NULL;
     /* limits from the environment: an invalid one is refused, not replaced */
     ADM_TRY(adm_env_check());
-    if (!adm_sandbox_enabled()) return adm_capture_read(path, out);
-    /* limits from the environment: an invalid one is refused, not replaced */
-    ADM_TRY(adm_env_check());
+    if (!adm_sandbox_enabled()) return adm_capture_read_plan(path, plan, user, out);
     /* What can be said without libhdf5 is said here, as the reader would. */
     ADM_TRY(adm_file_check_regular(path, "the capture"));
     if (limits) lim = *limits;
@@ -809,7 +815,7 @@ adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits
     if (pid == 0) {
         close(pfd[0]);
         adm_capture_crumb_ = page;
-        child_main(pfd[1], memfd, path, &lim);
+        child_main(pfd[1], memfd, path, &lim, plan, user);
     }
     close(pfd[1]);
     memset(&s, 0, sizeof s);
@@ -828,6 +834,12 @@ adm_status adm_capture_read_sandboxed(const char *path, const adm_sandbox_limits
     adm_child_reap(pid, &wstatus);
     close(pfd[0]);
     if (st == ADM_OK && (st = attach_arena(&s, memfd, *out, path)) != ADM_OK) {
+        adm_capture_free(*out);
+        *out = NULL;
+    }
+    /* The plan again, on what the child sent: the shapes the caller will
+     * work on (a child that skipped it held at most its memory limit). */
+    if (st == ADM_OK && plan && (st = plan(*out, user)) != ADM_OK) {
         adm_capture_free(*out);
         *out = NULL;
     }

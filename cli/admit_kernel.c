@@ -99,6 +99,16 @@ int adm_cli_set_mpfr_budget(const char *v)
     return ADM_EXIT_OK;
 }
 
+int adm_cli_set_budget(const char *option, const char *v)
+{
+    int bytes = !strcmp(option, "--max-memory");
+    int64_t x;
+    if (adm_plan_parse_limit(option, v, bytes, &x) != ADM_OK) return adm_cli_fail();
+    /* the library's plan reads it (adm_plan_init) */
+    setenv(bytes ? "ADM_MAX_MEMORY" : "ADM_MAX_WORK", v, 1);
+    return ADM_EXIT_OK;
+}
+
 const char *adm_cli_text(const char *s)
 {
     static char buf[4][ADM_CLI_TEXT_MAX];

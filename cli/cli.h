@@ -40,6 +40,14 @@ int adm_cli_getopt(int argc, char **argv, const char *cmd, const struct option *
 int adm_cli_getopt_short(int argc, char **argv, const char *cmd, const char *shortopts, const struct option *lo,
                          const char **arg, int *first);
 int adm_cli_set_mpfr_budget(const char *v);
+/* --max-memory or --max-work (option) = v, strictly parsed
+ * (adm_plan_parse_limit), for the library's plans. Returns an exit code. */
+int adm_cli_set_budget(const char *option, const char *v);
+/* The lines of a usage text for both. */
+#define ADM_CLI_BUDGET_HELP                                                                                      \
+    "  --max-memory B     the most memory measuring a capture may need (default: half the machine's;\n"          \
+    "                     ADM_MAX_MEMORY; K/M/G/T suffixes; 0: no limit); beyond it: exit 2 before reading\n"    \
+    "  --max-work W       the most multiply-adds a capture may need (default 1e13, ADM_MAX_WORK; 0: no limit)\n"
 /* Strict number parsing: the whole string, in range. */
 int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 int adm_cli_parse_f64(const char *s, double *out);

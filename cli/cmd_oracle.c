@@ -2,6 +2,7 @@
  * bounds, and optionally store value and bound beside its tensors. */
 #include "cli.h"
 #include "adm_cuda.h"
+#include "adm_harness.h"
 #include "adm_oracle.h"
 
 #include <getopt.h>
@@ -25,7 +26,8 @@ static const char oracle_usage[] =
     "  --mpfr-budget T       the most MPFR work, in input terms read (default 2^24,\n"
     "                        ADM_MPFR_BUDGET; 0: no limit); beyond it: exit 2\n"
     "  --threads N           CPU threads (default: all)\n"
-    "  --gpu                 the GEMM-family ops on the GPU (cuBLAS DGEMM); without a usable GPU: exit 2\n";
+    "  --gpu                 the GEMM-family ops on the GPU (cuBLAS DGEMM); without a usable GPU: exit 2\n"
+    ADM_CLI_BUDGET_HELP;
 
 /* RMS of (ref - value) over elements where both are finite, and of
  * (round(value) - value) in ref's format: the reference path's error and
@@ -59,6 +61,7 @@ int adm_cmd_oracle(int argc, char **argv)
     const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
     adm_oracle *o = NULL;
     adm_oracle_result r;
+    adm_plan plan;
     char shape[160];
     int rc = ADM_EXIT_OK;
 
@@ -69,6 +72,7 @@ int adm_cmd_oracle(int argc, char **argv)
                                            {"sharpness", required_argument, 0, 's'}, {"mpfr-bits", required_argument, 0, 'b'},
                                            {"mpfr-budget", required_argument, 0, 'B'}, {"threads", required_argument, 0, 't'},
                                            {"gpu", no_argument, 0, 'g'}, {"help", no_argument, 0, 'h'},
+                                           {"max-memory", required_argument, 0, 'M'}, {"max-work", required_argument, 0, 'W'},
                                            {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
@@ -94,6 +98,8 @@ int adm_cmd_oracle(int argc, char **argv)
             case 't':
                 if (!adm_cli_parse_i64(v, 0, 1024, &threads)) return adm_cli_usage_error("--threads: expected 0 to 1024, got '%s'", v);
                 break;
+            case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) return rc; break;
+            case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) return rc; break;
             default: return adm_cli_usage_error("oracle: unknown option");
             }
         }
@@ -112,7 +118,14 @@ int adm_cmd_oracle(int argc, char **argv)
     }
     cfg.mpfr_bits = (int)bits;
     cfg.threads = (int)threads;
-    if (adm_capture_read_sandboxed(path, NULL, &cap) != ADM_OK || adm_capture_validate(cap) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    /* what the oracle will hold and compute, judged before the data is read */
+    if (adm_plan_init(&plan, ADM_PLAN_ORACLE) != ADM_OK) return adm_cli_fail();
+    plan.write = out != NULL;
+    if (adm_capture_read_sandboxed_plan(path, NULL, adm_plan_check, &plan, &cap) != ADM_OK ||
+        adm_capture_validate(cap) != ADM_OK) {
+        rc = adm_cli_fail();
+        goto done;
+    }
     op = adm_op_find(adm_capture_op(cap));
     if (!op) {
         rc = adm_cli_usage_error("%s: op '%s' is not in the catalog; its /oracle is the user's and stays uncertified",

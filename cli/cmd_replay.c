@@ -20,7 +20,8 @@ static const char replay_usage[] =
     "pooled evidence (a \"pooled\" row); its claim is judged there.\n"
     "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
     ADM_CLI_REPORT_USAGE
-    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
+    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
+    ADM_CLI_BUDGET_HELP;
 
 #define MAX_CLAIMS 64
 #define MAX_POOLS 256
@@ -51,11 +52,13 @@ int adm_cmd_replay(int argc, char **argv)
     adm_report *rep = NULL;
     judged_capture *judged = NULL;
     pool *pools = NULL;
+    adm_plan plan;
     {
         static const struct option lo[] = {{"json", required_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
                                            {"html", required_argument, 0, 'H'}, {"claim", required_argument, 0, 'c'},
                                            {"mpfr-budget", required_argument, 0, 'B'}, {"strict", no_argument, 0, 's'},
-                                           {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+                                           {"help", no_argument, 0, 'h'}, {"max-memory", required_argument, 0, 'M'},
+                                           {"max-work", required_argument, 0, 'W'}, {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
         while ((ch = adm_cli_getopt(argc, argv, "replay", lo, &v, &first)) != -1) {
@@ -67,6 +70,8 @@ int adm_cmd_replay(int argc, char **argv)
             case 'H': html = v; break;
             case 's': strict = 1; break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
+            case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) goto done; break;
+            case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) goto done; break;
             case 'c':
                 if (ncl == MAX_CLAIMS) { rc = adm_cli_usage_error("--claim: at most %d claims", MAX_CLAIMS); goto done; }
                 if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
@@ -85,6 +90,7 @@ int adm_cmd_replay(int argc, char **argv)
         }
     }
     if (nf == 0) { fputs(replay_usage, stderr); rc = adm_cli_usage_error("replay: expected at least one CAPTURE"); goto done; }
+    if (adm_plan_init(&plan, ADM_PLAN_REPLAY) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     if (adm_report_create("admit-kernel replay", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     adm_report_set_strict(rep, strict);
     judged = calloc((size_t)nf, sizeof *judged);
@@ -109,7 +115,8 @@ int adm_cmd_replay(int argc, char **argv)
         adm_replay_result res;
         adm_cli_progress(f + 1, nf, files[f]);
         adm_status st;
-        if ((st = adm_capture_read_sandboxed(files[f], NULL, &cap)) != ADM_OK || (st = adm_capture_validate(cap)) != ADM_OK ||
+        if ((st = adm_capture_read_sandboxed_plan(files[f], NULL, adm_plan_check, &plan, &cap)) != ADM_OK ||
+            (st = adm_capture_validate(cap)) != ADM_OK ||
             (st = adm_harness_replay(cap, NULL, NULL, &res)) != ADM_OK) {
             /* This capture fails alone: its row says why, the others are
              * still judged, and the command exits 2 after the reports. */

@@ -26,7 +26,8 @@ static const char run_usage[] =
     "                     --candidate as spelled, or a plugin kernel's name (k of path.so:k)\n"
     ADM_CLI_REPORT_USAGE
     "  --list             the registered implementations\n"
-    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
+    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
+    ADM_CLI_BUDGET_HELP;
 
 static const char table_usage[] =
     "usage: admit-kernel table FILE [--strict] [--json F] [--junit F] [--html DIR] [--mpfr-budget T]\n"
@@ -37,7 +38,8 @@ static const char table_usage[] =
     "it is stricter (promotable). The whole table is checked before anything is\n"
     "measured; captures and plugins resolve from the table's folder.\n"
     ADM_CLI_REPORT_USAGE
-    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n";
+    "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
+    ADM_CLI_BUDGET_HELP;
 
 static void list_impls(void)
 {
@@ -104,6 +106,7 @@ int adm_cmd_run(int argc, char **argv)
                                            {"junit", required_argument, 0, 'u'}, {"claim", required_argument, 0, 'C'},
                                            {"list", no_argument, 0, 'l'}, {"mpfr-budget", required_argument, 0, 'B'},
                                            {"html", required_argument, 0, 'H'}, {"strict", no_argument, 0, 's'},
+                                           {"max-memory", required_argument, 0, 'M'}, {"max-work", required_argument, 0, 'W'},
                                            {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
@@ -123,6 +126,8 @@ int adm_cmd_run(int argc, char **argv)
             case 'H': html = v; break;
             case 's': strict = 1; break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
+            case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) goto done; break;
+            case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) goto done; break;
             case 'C':
                 if (ncl == 32) { rc = adm_cli_usage_error("--claim: at most 32 claims"); goto done; }
                 if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
@@ -143,6 +148,10 @@ int adm_cmd_run(int argc, char **argv)
     }
     if ((rc = match_claims(claim_names, ncl, cands, nc, who)) != ADM_EXIT_OK) goto done;
     if (adm_reader_parse(reader_text, &reader) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    {
+        adm_plan budget; /* ADM_MAX_MEMORY and ADM_MAX_WORK, before anything runs */
+        if (adm_plan_init(&budget, ADM_PLAN_RUN) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    }
     if (adm_report_create("admit-kernel run", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     adm_report_set_strict(rep, strict);
     adm_cli_report_context(rep, "capture", capture);
@@ -199,6 +208,7 @@ int adm_cmd_table(int argc, char **argv)
         static const struct option lo[] = {{"json", required_argument, 0, 'j'}, {"junit", required_argument, 0, 'u'},
                                            {"html", required_argument, 0, 'H'}, {"strict", no_argument, 0, 's'},
                                            {"mpfr-budget", required_argument, 0, 'B'}, {"help", no_argument, 0, 'h'},
+                                           {"max-memory", required_argument, 0, 'M'}, {"max-work", required_argument, 0, 'W'},
                                            {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
@@ -211,6 +221,8 @@ int adm_cmd_table(int argc, char **argv)
             case 'u': junit = v; break;
             case 'H': html = v; break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) return rc; break;
+            case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) return rc; break;
+            case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) return rc; break;
             default: return adm_cli_usage_error("table: unknown option");
             }
         }
@@ -220,6 +232,10 @@ int adm_cmd_table(int argc, char **argv)
         }
     }
     if (!file) { fputs(table_usage, stderr); return adm_cli_usage_error("table: expected a FILE"); }
+    {
+        adm_plan budget; /* ADM_MAX_MEMORY and ADM_MAX_WORK, before anything is measured */
+        if (adm_plan_init(&budget, ADM_PLAN_RUN) != ADM_OK) return adm_cli_fail();
+    }
     if (adm_harness_table(file, table_progress, NULL, &tr) != ADM_OK)
         return adm_cli_usage_error("%s", adm_error_message());
     if (adm_report_create("admit-kernel table", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }

@@ -312,6 +312,49 @@ ADM_API adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, con
                                    const adm_gate_config *gcfg, adm_run_result *out);
 
 /* ------------------------------------------------------------------ */
+/* Budgets: a command's memory and work, from a capture's declared shapes */
+/* ------------------------------------------------------------------ */
+
+/* What a command does with a capture (harness/budget.c models each). */
+typedef enum adm_plan_kind {
+    ADM_PLAN_ORACLE = 0,   /* the oracle on the inputs (admit-kernel oracle) */
+    ADM_PLAN_REPLAY = 1,   /* the oracle, and the gates on every stored candidate */
+    ADM_PLAN_RUN = 2       /* implementations on the inputs, probes and views; the oracle; the gates */
+} adm_plan_kind;
+
+/* The default work budget, in multiply-adds: the FLUX.1 MLP capture's run
+ * (x 4096 x 3072, w 12288 x 3072: 28 GEMMs of 1.5e11) is 4.3e12. */
+#define ADM_PLAN_DEFAULT_WORK ((int64_t)10000000000000)
+
+typedef struct adm_plan {
+    adm_plan_kind kind;
+    int impls;             /* RUN: implementations run on the capture (2: a reference and a candidate) */
+    int impl_out_bytes;    /* RUN: the widest element they output (4 for the registry's; 8: a plugin may give fp64) */
+    const char *params;    /* RUN: parameters that replace the capture's (a fusion table's "params"), or NULL */
+    int write;             /* ORACLE: the capture is written again with the oracle (-o) */
+    int64_t max_memory;    /* bytes the command may hold for the capture (its tensors, 64 MiB for the process); 0: no limit */
+    int64_t max_work;      /* multiply-adds it may do; 0: no limit */
+    int64_t memory, work;  /* adm_plan_estimate's */
+} adm_plan;
+
+/* kind with the defaults: memory half the machine's physical memory, work
+ * ADM_PLAN_DEFAULT_WORK; ADM_MAX_MEMORY and ADM_MAX_WORK in the
+ * environment replace them (adm_plan_parse_limit's syntax; a malformed
+ * value is ADM_ERR_INVALID naming the variable). */
+ADM_API adm_status adm_plan_init(adm_plan *p, adm_plan_kind kind);
+/* A limit: a decimal number with an optional K, M, G or T suffix (powers of
+ * 1024 for bytes, of 1000 otherwise), 0 for no limit; anything else is
+ * ADM_ERR_INVALID naming what (an option or a variable). */
+ADM_API adm_status adm_plan_parse_limit(const char *what, const char *text, int bytes, int64_t *out);
+/* The memory and work the command would take for this capture (declared
+ * shapes suffice: no data is read). */
+ADM_API adm_status adm_plan_estimate(adm_plan *p, const struct adm_capture *declared);
+/* An adm_capture_plan_fn (plan: an adm_plan *): ADM_ERR_RANGE naming the
+ * file, what the command would need and how to raise the budget, when the
+ * estimate is above a budget. */
+ADM_API adm_status adm_plan_check(const struct adm_capture *declared, void *plan);
+
+/* ------------------------------------------------------------------ */
 /* Measuring on captures, and a runtime's fusion table (harness/table.c) */
 /* ------------------------------------------------------------------ */
 

@@ -47,11 +47,18 @@ static adm_status harness_measure_body(const char *source, const char *want_op, 
 {
     int64_t refined = 0;
     adm_measure_result *at = out;
+    adm_plan plan;
+    adm_status pst;
     memset(out, 0, sizeof *out);
     /* the sandboxes' limits and the MPFR budget: refused when invalid */
     ADM_TRY(adm_env_check());
     if (ncap > 0 && !(out->per_capture = calloc((size_t)ncap, sizeof *out->per_capture)))
         return ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory for %d captures", source, ncap);
+    /* what each capture will cost, judged before its data is read */
+    if ((pst = adm_plan_init(&plan, ADM_PLAN_RUN)) != ADM_OK) return pst;
+    plan.params = params_override;
+    if ((strchr(ref_spec, ':') && strstr(ref_spec, ".so")) || (strchr(cand_spec, ':') && strstr(cand_spec, ".so")))
+        plan.impl_out_bytes = 8; /* a plugin may output fp64 */
     for (int k = 0; k < ncap; k++) {
         adm_capture *cap = NULL;
         const adm_op *op;
@@ -62,7 +69,7 @@ static adm_status harness_measure_body(const char *source, const char *want_op, 
         adm_status st;
         at->field = "captures";
         at->capture = k;
-        if ((st = adm_capture_read_sandboxed(captures[k], NULL, &cap)) != ADM_OK ||
+        if ((st = adm_capture_read_sandboxed_plan(captures[k], NULL, adm_plan_check, &plan, &cap)) != ADM_OK ||
             (st = adm_capture_validate(cap)) != ADM_OK)
             goto fail;
         op = adm_op_find(adm_capture_op(cap));

@@ -550,7 +550,7 @@ static adm_status h5_piece(const char *file, const char *dataset, const char *la
     H5T_class_t cls;
     size_t tsize;
     adm_status st = ADM_OK;
-    adm_cap_h5_quiet();
+    adm_cap_h5_init(); /* no HDF5 plugin is ever loaded for an arm either */
     ADM_TRY(adm_file_check_regular(file, "HDF5 arm"));
     adm_cap_heap_forget();
     DRIFT_TRACE("HDF5", file, "the file's superblock");

@@ -25,7 +25,16 @@ const adm_bad_case adm_bad_cases[] = {
     {"rank9.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "rank 9"},
     {"null_space.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "null dataspace"},
     {"external_link.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "external"},
-    {"dangling_soft.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/ghost'", "dangling"},
+    {"dangling_soft.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/ghost'", "soft link to '/nowhere' is dangling"},
+    /* Every link on the way, soft links' targets included (issue 15): an
+     * external link behind a soft link reads another file. */
+    {"soft_through_external.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'",
+     "soft link to '/zz/inputs/x' passes through 'zz', an external or user-defined link"},
+    {"soft_chain_external.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "soft link to '/b/x' passes through 'b'"},
+    {"soft_group_external.h5", 0, ADM_ERR_FORMAT, "group '/inputs'", "soft link to 'zz/inputs' passes through 'zz'"},
+    {"soft_cycle.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/loop'", "more than 16 soft links on its way"},
+    {"soft_past_dataset.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/odd'",
+     "soft link to '/reference/x' goes on past an object that is not a group"},
     {"unwritten_chunks.h5", 0, ADM_ERR_FORMAT, "dataset '/candidates/fused'", "0 of its 4096 chunks are written"},
     {"partial_chunks.h5", 0, ADM_ERR_FORMAT, "dataset '/reference'", "1 of its 2 chunks are written"},
     {"unwritten_contiguous.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "holds 0 bytes of the 64"},
@@ -389,6 +398,29 @@ adm_status adm_make_bad_captures(const char *dir)
     H5Fclose(f);
     f = edit(dir, base, "dangling_soft.h5");
     H5Lcreate_soft("/nowhere", f, "/candidates/ghost", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    f = edit(dir, base, "soft_through_external.h5");
+    H5Lcreate_external("base.h5", "/", f, "/zz", H5P_DEFAULT, H5P_DEFAULT);
+    H5Ldelete(f, "/inputs/x", H5P_DEFAULT);
+    H5Lcreate_soft("/zz/inputs/x", f, "/inputs/x", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    f = edit(dir, base, "soft_chain_external.h5");
+    H5Lcreate_external("base.h5", "/inputs", f, "/b", H5P_DEFAULT, H5P_DEFAULT);
+    H5Lcreate_soft("/b/x", f, "/a", H5P_DEFAULT, H5P_DEFAULT);
+    H5Ldelete(f, "/inputs/x", H5P_DEFAULT);
+    H5Lcreate_soft("/a", f, "/inputs/x", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    f = edit(dir, base, "soft_group_external.h5");
+    H5Lcreate_external("base.h5", "/", f, "/zz", H5P_DEFAULT, H5P_DEFAULT);
+    H5Lmove(f, "/inputs", f, "/inputs_here", H5P_DEFAULT, H5P_DEFAULT);
+    H5Lcreate_soft("zz/inputs", f, "/inputs", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    f = edit(dir, base, "soft_cycle.h5");
+    H5Lcreate_soft("/candidates/loop2", f, "/candidates/loop", H5P_DEFAULT, H5P_DEFAULT);
+    H5Lcreate_soft("/candidates/loop", f, "/candidates/loop2", H5P_DEFAULT, H5P_DEFAULT);
+    H5Fclose(f);
+    f = edit(dir, base, "soft_past_dataset.h5");
+    H5Lcreate_soft("/reference/x", f, "/candidates/odd", H5P_DEFAULT, H5P_DEFAULT);
     H5Fclose(f);
     {
         hsize_t d[2] = {4, 6};

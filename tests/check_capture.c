@@ -7,6 +7,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,98 @@ START_TEST(test_bad_capture)
 }
 END_TEST
 
+/* Soft links inside the file are followed by the reader itself: absolute,
+ * relative, chained, and through a soft-linked group on the way. */
+START_TEST(test_soft_links_inside)
+{
+    char base[512], path[512];
+    adm_capture *b, *c;
+    hid_t f;
+    FILE *in, *out;
+    int ch;
+    path_in(base, sizeof base, "base.h5");
+    path_in(path, sizeof path, "soft_inside.h5");
+    in = fopen(base, "rb");
+    out = fopen(path, "wb");
+    ck_assert(in && out);
+    while ((ch = getc(in)) != EOF) putc(ch, out);
+    fclose(in);
+    fclose(out);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert(f >= 0);
+    ck_assert(H5Lcreate_soft("/reference", f, "/candidates/same", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    ck_assert(H5Lcreate_soft("fused", f, "/candidates/rel", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    ck_assert(H5Lcreate_soft("/candidates/./rel", f, "/candidates/chain", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    ck_assert(H5Lcreate_soft("/special", f, "/alias", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    ck_assert(H5Lcreate_soft("//alias/nan/reference", f, "/candidates/deep", H5P_DEFAULT, H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+    ck_assert_int_eq(adm_capture_read(base, &b), ADM_OK);
+    ck_assert_msg(adm_capture_read(path, &c) == ADM_OK, "%s", adm_error_message());
+    ck_assert_int_eq(adm_capture_candidate_count(c), 5);
+    for (int i = 0; i < 5; i++) {
+        adm_named_tensor t = adm_capture_candidate(c, i);
+        const adm_tensor *want = !strcmp(t.name, "deep") ? adm_capture_special_reference(b, 0)
+                                                         : adm_capture_reference(b);
+        ck_assert_msg(same_bits(t.tensor, want), "candidate '%s' is not what its link names", t.name);
+    }
+    adm_capture_free(c);
+    adm_capture_free(b);
+}
+END_TEST
+
+/* A plan judges the declared layout (shapes, no data) before the data is
+ * read; in the sandbox it runs in the child and again in the caller, so
+ * a child that skipped it cannot pass a capture over it. */
+static pid_t plan_caller;
+static adm_status plan_declared(const adm_capture *c, void *user)
+{
+    int *calls = user;
+    const adm_tensor *x = adm_capture_find_input(c, "x");
+    (*calls)++;
+    if (!x || x->ndim != 2 || x->shape[0] != 4 || x->shape[1] != 8 || !adm_capture_reference(c))
+        return ADM_FAIL(ADM_ERR_INTERNAL, "the plan did not see the declared layout");
+    if (x->data || adm_capture_reference(c)->data)
+        return ADM_FAIL(ADM_ERR_INTERNAL, "the plan saw data: it ran after the read");
+    return ADM_FAIL(ADM_ERR_RANGE, "%s: refused by the plan", adm_capture_path(c));
+}
+static adm_status plan_in_caller(const adm_capture *c, void *user)
+{
+    (void)user;
+    if (getpid() != plan_caller) return ADM_OK; /* the child lets it through */
+    return ADM_FAIL(ADM_ERR_RANGE, "%s: refused by the caller's plan", adm_capture_path(c));
+}
+static adm_status plan_in_child(const adm_capture *c, void *user)
+{
+    (void)user;
+    if (getpid() == plan_caller) return ADM_OK;
+    return ADM_FAIL(ADM_ERR_RANGE, "refused by the child's plan (%lld inputs)", (long long)adm_capture_input_count(c));
+}
+
+START_TEST(test_plan)
+{
+    char path[512];
+    adm_capture *c = (adm_capture *)1;
+    int calls = 0;
+    path_in(path, sizeof path, "base.h5");
+    ck_assert_int_eq(adm_capture_read_plan(path, plan_declared, &calls, &c), ADM_ERR_RANGE);
+    ck_assert_msg(strstr(adm_error_message(), "refused by the plan") != NULL, "%s", adm_error_message());
+    ck_assert_ptr_null(c);
+    ck_assert_int_eq(calls, 1);
+    plan_caller = getpid();
+    setenv("ADM_SANDBOX", "on", 1);
+    c = (adm_capture *)1;
+    ck_assert_int_eq(adm_capture_read_sandboxed_plan(path, NULL, plan_in_caller, NULL, &c), ADM_ERR_RANGE);
+    ck_assert_msg(strstr(adm_error_message(), "refused by the caller's plan") != NULL, "%s", adm_error_message());
+    ck_assert_ptr_null(c);
+    ck_assert_int_eq(adm_capture_read_sandboxed_plan(path, NULL, plan_in_child, NULL, &c), ADM_ERR_RANGE);
+    ck_assert_msg(strstr(adm_error_message(), path) && strstr(adm_error_message(), "refused by the child's plan (3 inputs)"),
+                  "%s", adm_error_message());
+    ck_assert_ptr_null(c);
+    unsetenv("ADM_SANDBOX");
+}
+END_TEST
+
 START_TEST(test_base_is_valid)
 {
     char path[512];
@@ -381,6 +474,8 @@ static Suite *capture_suite(void)
     tc = tcase_create("Special");
     tcase_add_unchecked_fixture(tc, bad_setup, remove_tmpdir);
     tcase_add_test(tc, test_base_is_valid);
+    tcase_add_test(tc, test_soft_links_inside);
+    tcase_add_test(tc, test_plan);
     tcase_add_loop_test(tc, test_bad_capture, 0, adm_bad_case_count);
     suite_add_tcase(s, tc);
     tc = tcase_create("Synth");
