@@ -257,7 +257,8 @@ int adm_cmd_table(int argc, char **argv)
             }
             continue;
         }
-        if (adm_report_add(rep, e->name, e->op, e->candidate, &e->verdict, e->mpfr_refined, &e->declared) != ADM_OK) {
+        if (adm_report_add(rep, e->name, e->op, e->candidate, &e->verdict, e->mpfr_refined, &e->declared) != ADM_OK ||
+            adm_report_set_evidence(rep, e->per_capture, e->ncaptures, &e->required) != ADM_OK) {
             rc = adm_cli_fail();
             goto done;
         }

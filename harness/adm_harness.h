@@ -393,11 +393,20 @@ ADM_API adm_status adm_harness_measure(const char *source, const char *want_op, 
                                        const char *params_json, const char *ref_spec, const char *cand_spec,
                                        const adm_reader *reader, adm_measure_result *out);
 
+/* The most captures a fusion table's entry may name (a runtime's layers
+ * and steps of one fusion): their verdicts pool into one. */
+#define ADM_TABLE_MAX_CAPTURES 65536
+
 typedef struct adm_table_entry {
     char *name, *op, *candidate;
     adm_tier declared;
-    adm_verdict verdict;    /* measured: the worst over the entry's captures */
+    /* measured on the pooled evidence of the entry's captures; its evidence
+     * gate fails where the power the entry requires is not reached */
+    adm_verdict verdict;
     int64_t mpfr_refined;
+    adm_power required;     /* the entry's "detect" (0: none) */
+    int ncaptures;          /* each capture's own verdict in brief (owned) */
+    adm_capture_summary *per_capture;
     /* An entry whose capture cannot be read or measured (corrupt, a crash
      * inside libhdf5 or a plugin): the message (file:line:column, field)
      * and status; NULL for a measured entry. The other entries are still

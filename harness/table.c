@@ -10,6 +10,7 @@
 #include "plugin_sandbox.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -361,6 +362,7 @@ void adm_table_result_free(adm_table_result *r)
         free(r->entries[i].op);
         free(r->entries[i].candidate);
         free(r->entries[i].error);
+        free(r->entries[i].per_capture);
     }
     free(r->entries);
     memset(r, 0, sizeof *r);
@@ -372,10 +374,11 @@ typedef struct plan {
     const char *name, *op, *ref, *cand;
     char *ref_spec, *cand_spec;  /* a plugin's path resolved from the table's folder */
     char *ptext;                 /* "params", compact JSON; NULL: the captures' own */
-    char *cpaths[16];
+    char **cpaths;               /* ncap of them */
     int ncap;
     adm_tier declared;
     adm_reader reader;
+    adm_power required;          /* "detect": the power the claim needs; 0: none */
     /* a plugin that could not be loaded or queried: not a schema error but
      * this entry's failure, its message kept for the entry's error row */
     char *load_error;
@@ -388,6 +391,7 @@ static void plan_free(plan *p)
     free(p->cand_spec);
     free(p->ptext);
     for (int k = 0; k < p->ncap; k++) free(p->cpaths[k]);
+    free(p->cpaths);
     free(p->load_error);
 }
 
@@ -427,6 +431,33 @@ static adm_status resolve_spec(const char *file, table_text *t, int i, const cha
     return ADM_OK;
 }
 
+/* "detect": the power an entry's claim requires, {"lean": 0.2, ...}: each
+ * the largest lean of that kind (units of D; "rms_ratio": a ratio above 1)
+ * its captures must be able to reject (harness/GATES.md, gate 2). */
+static adm_status parse_detect(const char *file, table_text *t, int i, json_t *d, adm_power *out)
+{
+    static const char *const keys[] = {"lean", "sign", "gain", "channel", "row", "rms_ratio"};
+    double *dst[] = {&out->lean, &out->sign, &out->gain, &out->channel, &out->row, &out->rms_ratio};
+    const char *k;
+    json_t *v;
+    memset(out, 0, sizeof *out);
+    if (!d) return ADM_OK;
+    if (!json_is_object(d)) return schema_error(file, t, i, "detect", "must be an object such as {\"lean\": 0.2}");
+    json_object_foreach(d, k, v) {
+        size_t j = 0;
+        double x;
+        while (j < sizeof keys / sizeof keys[0] && strcmp(k, keys[j])) j++;
+        if (j == sizeof keys / sizeof keys[0])
+            return schema_error(file, t, i, "detect", "unknown key '%s' (lean, sign, gain, channel, row, rms_ratio)", k);
+        x = json_is_number(v) ? json_number_value(v) : NAN;
+        if (!(x > 0) || !isfinite(x) || (j == 5 && !(x > 1)))
+            return schema_error(file, t, i, "detect", "'%s' must be a positive number%s", k,
+                                j == 5 ? " above 1 (an RMS ratio)" : " (a lean in units of D)");
+        *dst[j] = x;
+    }
+    return ADM_OK;
+}
+
 /* Entry i against the schema; *p holds what measuring it needs. Resolves
  * (loads) the reference and the candidate, so that an unknown name or a
  * plugin that cannot load is a schema error, found before anything is
@@ -443,7 +474,7 @@ static adm_status check_entry(const char *file, table_text *t, const char *dir, 
     {
         /* a misspelt optional key ("param") would silently not apply */
         static const char *const known[] = {"name", "description", "op", "reference", "candidate", "declared",
-                                            "captures", "params", "reader", "static", "sites"};
+                                            "captures", "params", "reader", "static", "sites", "detect"};
         const char *k;
         json_t *v;
         json_object_foreach(e, k, v) {
@@ -451,7 +482,7 @@ static adm_status check_entry(const char *file, table_text *t, const char *dir, 
             while (j < sizeof known / sizeof known[0] && strcmp(k, known[j])) j++;
             if (j == sizeof known / sizeof known[0])
                 return schema_error(file, t, i, k, "not a key of an entry (name, description, op, reference, "
-                                    "candidate, declared, captures, params, reader, static, sites; fusions/FORMAT.md)");
+                                    "candidate, declared, captures, params, reader, static, sites, detect; fusions/FORMAT.md)");
         }
     }
     p->name = str_field(e, "name");
@@ -476,8 +507,10 @@ static adm_status check_entry(const char *file, table_text *t, const char *dir, 
     if (json_object_get(e, "reader") && !reader_s) return schema_error(file, t, i, "reader", "must be a string");
     if (adm_reader_parse(reader_s, &p->reader) != ADM_OK)
         return schema_error(file, t, i, "reader", "%s", adm_error_message());
-    if (!json_is_array(caps) || json_array_size(caps) == 0 || json_array_size(caps) > 16)
-        return schema_error(file, t, i, "captures", "must be an array of 1 to 16 paths");
+    if (!json_is_array(caps) || json_array_size(caps) == 0 || json_array_size(caps) > ADM_TABLE_MAX_CAPTURES)
+        return schema_error(file, t, i, "captures", "must be an array of 1 to %d paths", ADM_TABLE_MAX_CAPTURES);
+    if (!(p->cpaths = calloc(json_array_size(caps), sizeof *p->cpaths))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    ADM_TRY(parse_detect(file, t, i, json_object_get(e, "detect"), &p->required));
     if (params && !json_is_object(params)) return schema_error(file, t, i, "params", "must be an object");
     for (size_t k = 0; k < json_array_size(caps); k++) {
         const char *cp = json_string_value(json_array_get(caps, k));
@@ -558,6 +591,12 @@ static adm_status measure_entry(const char *file, table_text *t, int i, const pl
     if (!te->error) {
         te->verdict = mr.verdict;
         te->mpfr_refined = mr.mpfr_refined;
+        adm_verdict_require_power(&te->verdict, &p->required);
+        te->required = p->required;
+        /* each capture's own verdict in brief: the rows the pooled one is made of */
+        te->ncaptures = mr.ncaptures;
+        te->per_capture = mr.per_capture;
+        mr.per_capture = NULL;
     }
     adm_measure_result_free(&mr);
     if (!te->name || !te->op || !te->candidate) {

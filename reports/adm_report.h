@@ -27,6 +27,11 @@ typedef struct adm_report_row {
      * plugin): the status and message; NULL and ADM_OK for a verdict. */
     char *error;
     adm_status error_status;
+    /* A verdict pooled over several captures: each capture's own verdict in
+     * brief (owned), and the power its claim requires (0: none). */
+    int ncaptures;
+    adm_capture_summary *per_capture;
+    adm_power required;
 } adm_report_row;
 
 typedef struct adm_report adm_report;
@@ -44,6 +49,11 @@ ADM_API adm_status adm_report_set_context(adm_report *r, const char *key, const 
  * with the next entry, and the reports say "error" for this one. */
 ADM_API adm_status adm_report_add_error(adm_report *r, const char *source, const char *op, const char *candidate,
                                         adm_status status, const char *message, const adm_tier *claim);
+/* The last row added pools the evidence of n captures: their verdicts in
+ * brief (copied) and the power its claim requires (NULL: none), for the
+ * reports (a fusion table's entries). */
+ADM_API adm_status adm_report_set_evidence(adm_report *r, const adm_capture_summary *per_capture, int n,
+                                           const adm_power *required);
 /* 1 when some row is an error: the command exits 2 after its reports. */
 ADM_API int adm_report_any_error(const adm_report *r);
 ADM_API int adm_report_count(const adm_report *r);

@@ -42,6 +42,7 @@ void adm_report_free(adm_report *r)
         free(r->rows[i].op);
         free(r->rows[i].candidate);
         free(r->rows[i].error);
+        free(r->rows[i].per_capture);
     }
     free(r->rows);
     free(r->title);
@@ -50,6 +51,26 @@ void adm_report_free(adm_report *r)
         free(r->ctx_val[i]);
     }
     free(r);
+}
+
+adm_status adm_report_set_evidence(adm_report *r, const adm_capture_summary *per_capture, int n,
+                                   const adm_power *required)
+{
+    adm_report_row *row;
+    if (r->n == 0) return ADM_FAIL(ADM_ERR_INVALID, "report: no row to set the evidence of");
+    row = &r->rows[r->n - 1];
+    free(row->per_capture);
+    row->per_capture = NULL;
+    row->ncaptures = 0;
+    if (n > 0 && per_capture) {
+        if (!(row->per_capture = malloc(sizeof *row->per_capture * (size_t)n)))
+            return ADM_FAIL(ADM_ERR_NOMEM, "report: out of memory for %d captures", n);
+        memcpy(row->per_capture, per_capture, sizeof *row->per_capture * (size_t)n);
+        row->ncaptures = n;
+    }
+    if (required) row->required = *required;
+    else memset(&row->required, 0, sizeof row->required);
+    return ADM_OK;
 }
 
 adm_status adm_report_add(adm_report *r, const char *source, const char *op, const char *candidate,
@@ -436,7 +457,37 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
             json_object_set_new(evj, "captures", json_integer((json_int_t)v->ev.captures));
             json_object_set_new(evj, "elements", json_integer((json_int_t)v->ev.n));
             json_object_set_new(evj, "nontrivial", json_integer((json_int_t)v->ev.nontrivial));
-            json_object_set_new(evj, "sufficient", json_boolean(v->evidence_ok));
+            json_object_set_new(evj, "sufficient", json_boolean(v->evidence_ok && v->gate[ADM_GATE_EVIDENCE].passed));
+            {
+                const adm_power *q = &row->required;
+                if (q->lean > 0 || q->sign > 0 || q->gain > 0 || q->channel > 0 || q->row > 0 || q->rms_ratio > 0) {
+                    json_t *rq = json_object();
+                    if (q->lean > 0) json_object_set_new(rq, "lean", num(q->lean));
+                    if (q->sign > 0) json_object_set_new(rq, "sign", num(q->sign));
+                    if (q->gain > 0) json_object_set_new(rq, "gain", num(q->gain));
+                    if (q->channel > 0) json_object_set_new(rq, "channel", num(q->channel));
+                    if (q->row > 0) json_object_set_new(rq, "row", num(q->row));
+                    if (q->rms_ratio > 0) json_object_set_new(rq, "rms_ratio", num(q->rms_ratio));
+                    json_object_set_new(evj, "required", rq);
+                }
+            }
+            if (row->ncaptures > 0) {
+                json_t *caps = json_array();
+                for (int k = 0; k < row->ncaptures; k++) {
+                    const adm_capture_summary *cs = &row->per_capture[k];
+                    json_t *co = json_object();
+                    json_object_set_new(co, "index", json_integer(k));
+                    json_object_set_new(co, "verdict", json_string(adm_tier_name(cs->tier)));
+                    json_object_set_new(co, "elements", json_integer(cs->n));
+                    json_object_set_new(co, "rms_ratio", num(cs->rms_ratio));
+                    json_object_set_new(co, "max_ratio_judged", num(cs->max_ratio_judged));
+                    json_object_set_new(co, "ulp_ratio", num(cs->ulp_ratio));
+                    json_object_set_new(co, "lean", num(cs->lean));
+                    json_object_set_new(co, "lean_detect", num(cs->lean_detect));
+                    json_array_append_new(caps, co);
+                }
+                json_object_set_new(evj, "per_capture", caps);
+            }
             json_object_set_new(o, "evidence", evj);
         }
         json_object_set_new(nums, "flips_reference", json_integer(v->flips_r));

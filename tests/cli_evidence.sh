@@ -1,0 +1,91 @@
+#!/bin/sh
+# Evidence (issues 15 and 16): a fusion table's entry pools its captures and
+# states its power; "detect" requires a power, and a claim whose captures
+# cannot reach it is not established (exit 1, "Insufficient evidence");
+# replay pools a candidate over several captures of one op and judges its
+# claim there; an all-zero or all-NaN capture admits nothing.
+# Usage: cli_evidence.sh ADMIT WORKDIR SRCDIR
+set -u
+admit=$1 work=$2 src=$3
+rm -rf "$work" && mkdir -p "$work" || exit 1
+. "$(dirname "$0")/cli_lib.sh"
+cd "$work" || exit 1
+cap=$src/captures/data/row_sum_fp32.h5
+
+table() { # table FILE DETECT CAPTURES-JSON
+    cat > "$1" <<JSON
+{"admit_fusion_table": 1, "fusions": [{"name": "warp_sum", "op": "row_sum", "reference": "pairwise",
+ "candidate": "warp", "declared": "lossless", $2 "captures": $3}]}
+JSON
+}
+# one capture of 64 rows: a lean under about 0.67 D goes unseen
+table one.json '"detect": {"lean": 0.5},' "[\"$cap\"]"
+expect 1 "Insufficient evidence: a lean of 0.5 D must be detectable" "add captures" -- \
+    "$admit" table one.json --json one.out.json
+/usr/bin/python3 - one.out.json <<'PY' || { echo "FAIL: one.out.json"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["verdict"] == "high" and r["claim_holds"] is False, r["verdict"]
+assert r["evidence"]["required"] == {"lean": 0.5}, r["evidence"]
+assert r["evidence"]["sufficient"] is False
+assert 0.5 < r["power"]["lean"] < 1.0, r["power"]
+assert r["evidence"]["captures"] == 1 and len(r["evidence"]["per_capture"]) == 1
+PY
+checks=$((checks + 1))
+# the same claim over four captures: 256 rows pooled reach it
+table four.json '"detect": {"lean": 0.5},' "[\"$cap\", \"$cap\", \"$cap\", \"$cap\"]"
+expect 0 "warp_sum" "in 4 captures" -- "$admit" table four.json --json four.out.json
+/usr/bin/python3 - four.out.json <<'PY' || { echo "FAIL: four.out.json"; fails=$((fails + 1)); }
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+ev = r["evidence"]
+assert r["verdict"] == "lossless", r["verdict"]
+assert ev["captures"] == 4 and ev["elements"] == 256 and len(ev["per_capture"]) == 4, ev
+assert all(c["verdict"] == "lossless" and c["elements"] == 64 for c in ev["per_capture"]), ev["per_capture"]
+assert r["power"]["lean"] < 0.5, r["power"]
+PY
+checks=$((checks + 1))
+# without "detect" one capture holds its claim (and says how little it saw)
+table plain.json '' "[\"$cap\"]"
+expect 0 "rejects a lean of 0.67 D" -- "$admit" table plain.json
+# a "detect" the schema refuses
+table bad1.json '"detect": {"lean": -1},' "[\"$cap\"]"
+expect 2 "bad1.json:" "fusions[0].detect" "'lean' must be a positive number" -- "$admit" table bad1.json
+table bad2.json '"detect": {"leen": 0.2},' "[\"$cap\"]"
+expect 2 "fusions[0].detect" "unknown key 'leen'" -- "$admit" table bad2.json
+table bad3.json '"detect": {"rms_ratio": 0.9},' "[\"$cap\"]"
+expect 2 "'rms_ratio' must be a positive number above 1" -- "$admit" table bad3.json
+
+# replay over two captures of one op: a pooled row, where the claim is judged
+expect 0 "pooled (2 captures)" -- "$admit" replay "$cap" "$cap" --claim warp=lossless --json two.json
+/usr/bin/python3 - two.json <<'PY' || { echo "FAIL: two.json"; fails=$((fails + 1)); }
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+pooled = [r for r in rows if r["source"].startswith("pooled")]
+assert len(pooled) == 3, [r["source"] for r in rows]          # pairwise's three candidates
+w = [r for r in pooled if r["candidate"] == "warp"][0]
+assert w["claim"] == "lossless" and w["evidence"]["captures"] == 2 and w["numbers"]["elements"] == 128, w
+assert all(r["claim"] is None for r in rows if not r["source"].startswith("pooled")), "a per-capture row kept the claim"
+PY
+checks=$((checks + 1))
+expect 1 "pooled (2 captures)" "sequential" -- "$admit" replay "$cap" "$cap" --claim sequential=lossless
+
+# vacuous evidence (issue 15, s3/capture_vacuous_exact.sh): all-zero and
+# all-NaN captures admit nothing, not even a kernel 22x worse as exact
+/usr/bin/python3 - <<'PY' || { echo "FAIL: writing the vacuous captures"; fails=$((fails + 1)); }
+import h5py, numpy as np
+for name, v in (('zeros.h5', 0), ('nans.h5', 0x7fc0)):
+    with h5py.File(name, 'w') as f:
+        f.attrs['admit_format'] = 'admit-capture'; f.attrs['admit_version'] = np.int64(1)
+        f.attrs['op'] = 'rmsnorm'; f.attrs['op_params'] = '{"eps":1e-6}'
+        g = f.create_group('inputs')
+        g.create_dataset('x', data=np.full((96, 512), v, np.uint16)).attrs['dtype'] = 'bf16'
+        g.create_dataset('weight', data=np.full(512, v, np.uint16)).attrs['dtype'] = 'bf16'
+PY
+for c in zeros.h5 nans.h5; do
+    expect 1 "proves nothing" "bf16_stats" -- "$admit" run "$c" --reference eager --candidate bf16_stats \
+        --claim bf16_stats=exact
+done
+expect 1 "bf16_stats" -- "$admit" run "$src/captures/data/dit_rmsnorm.h5" --reference eager --candidate bf16_stats \
+    --claim bf16_stats=exact
+finish cli_evidence
