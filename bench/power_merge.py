@@ -16,18 +16,66 @@ def cross_fmt(x, at_first, first):
     return "-"
 
 
+# issue 16's goals for the 50% point, in D: one capture of 64, four pooled
+# captures of 64, one capture of 1024 outputs or more
+GOALS = {(64, 1): 0.8, (64, 4): 0.25}
+GOAL_LARGE = 0.15
+
+
+def write_summary(path, cells, tot, rej, trej):
+    cols = [(64, 1), (64, 4), (256, 1), (1024, 1), (16384, 1), (1000000, 1)]
+    rows = {}
+    for c in cells:
+        rows.setdefault((c["op_index"], c["lean_index"], c["op"], c["lean"]), {})[(c["n"], c["pooled"])] = c
+    missed = []
+    with open(path, "w") as md:
+        md.write("| op | lean | " + " | ".join("%s%s" % ("10^6" if n == 1000000 else n, " x4" if p > 1 else "")
+                                                 for n, p in cols) + " |\n")
+        md.write("|---|---|" + "---|" * len(cols) + "\n")
+        for key in sorted(rows):
+            r = rows[key]
+            out = []
+            for n, p in cols:
+                c = r.get((n, p))
+                if c is None:
+                    out.append("")
+                    continue
+                g0 = 2 if n >= 100000 else 0
+                x = c["admit_50"]
+                txt = cross_fmt(x, c["frac"][g0] >= 0.5, c["realized"][g0])
+                goal = GOALS.get((n, p), GOAL_LARGE if n >= 1024 else None)
+                val = max(0.0, c["realized"][g0]) if c["frac"][g0] >= 0.5 else (x if x >= 0 else float("inf"))
+                if goal is not None and val > goal:
+                    txt = "**" + txt + "**"
+                    missed.append("%s %s n=%d%s: %s (goal %.2g)" % (key[2], key[3], n, " x4" if p > 1 else "",
+                                                                   txt.strip("*"), goal))
+                out.append(txt)
+            md.write("| %s | %s | %s |\n" % (key[2], key[3], " | ".join(out)))
+        md.write("\nFalse alarms of lossless paths: admit %d, the template %d, of %d samples.\n" % (rej, trej, tot))
+        if missed:
+            md.write("\nIn bold, %d points above the goal: %s.\n" % (len(missed), "; ".join(missed)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--json", required=True)
     ap.add_argument("--seconds", type=float, default=0.0)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--summary", help="also write the 50%% points against issue 16's goals as a Markdown table")
+    ap.add_argument("--partial", action="store_true", help="skip rows still being written (a look mid-run)")
     ap.add_argument("parts", nargs="+")
     a = ap.parse_args()
     cells, fa, seeds, fa_seeds, grid, cpu = [], [], set(), set(), None, 0.0
     for p in a.parts:
-        with open(p) as f:
-            d = json.load(f)
+        try:
+            with open(p) as f:
+                d = json.load(f)
+        except ValueError:
+            if not a.partial:
+                raise
+            print("power_merge.py: %s: unfinished, left out" % p, file=sys.stderr)
+            continue
         cells += d["cells"]
         fa += d.get("false_alarm_rows", [])
         seeds.add(d["seeds"])
@@ -77,6 +125,8 @@ def main():
     with open(a.json, "w") as f:
         json.dump(out, f, indent=1)
         f.write("\n")
+    if a.summary:
+        write_summary(a.summary, cells, tot, rej, trej)
     print("power_merge.py: %d cells, false alarms: admit %d, template %d of %d lossless samples"
           % (len(cells), rej, trej, tot))
 
