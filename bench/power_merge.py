@@ -79,11 +79,12 @@ def main():
         cells += d["cells"]
         fa += d.get("false_alarm_rows", [])
         seeds.add(d["seeds"])
-        fa_seeds.add(d["fa_seeds"])
+        if d.get("false_alarm_rows"):
+            fa_seeds.add(d["fa_seeds"])
         grid = d["grid"]
         cpu += d["seconds"]
-    if len(seeds) != 1 or len(fa_seeds) != 1:
-        sys.exit("power_merge.py: the rows ran with different --seeds or --fa-seeds")
+    if len(seeds) != 1:
+        sys.exit("power_merge.py: the rows ran with different --seeds")
     cells.sort(key=lambda c: (c["op_index"], c["lean_index"], c["n"], c["pooled"]))
     fa.sort(key=lambda r: (r["op_index"], r["path_index"], r["n"]))
     tot = sum(r["samples"] for r in fa)
@@ -119,7 +120,7 @@ def main():
             md.write("| %s | %s | %d | %d | %d | %d |\n" % (r["op"], r["path"], r["n"], r["samples"], r["admit"],
                                                           r["template"]))
         md.write("| all | | | %d | %d | %d |\n" % (tot, rej, trej))
-    out = {"bench": "bench_power", "seeds": d["seeds"], "fa_seeds": fa_seeds.pop(), "grid": grid, "cells": cells,
+    out = {"bench": "bench_power", "seeds": d["seeds"], "fa_seeds": sorted(fa_seeds), "grid": grid, "cells": cells,
            "false_alarm_rows": fa, "false_alarms": {"samples": tot, "admit": rej, "template": trej},
            "seconds": a.seconds, "cpu_seconds": round(cpu, 1), "jobs": a.jobs}
     with open(a.json, "w") as f:
