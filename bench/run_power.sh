@@ -28,7 +28,7 @@ rows() { # the small sizes first: their cells carry most of the goals
     done
 }
 rows | while read -r tag args; do
-    [ "${POWER_RESUME:-0}" = 1 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/parts/$tag.json" \
+    [ "${POWER_RESUME:-0}" = 1 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/parts/$tag.json" </dev/null \
         2>/dev/null && continue
     echo "$build/bench_power $args --seeds $seeds --fa-seeds $fa --json $out/parts/$tag.json --out /dev/null 2>$out/parts/$tag.log"
 done >"$out/parts/commands"
