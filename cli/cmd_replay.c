@@ -1,5 +1,6 @@
 /* admit-kernel replay: score the candidate outputs stored in captures. */
 #include "cli.h"
+#include "adm_cuda.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
 #include "adm_report.h"
@@ -11,7 +12,7 @@
 
 static const char replay_usage[] =
     "usage: admit-kernel replay CAPTURE... [--claim NAME=TIER]... [--json FILE] [--junit FILE] [--html DIR]\n"
-    "                                      [--strict] [--mpfr-budget T]\n"
+    "                                      [--strict] [--mpfr-budget T] [--device cpu|cuda]\n"
     "\n"
     "Scores every candidate output stored in the captures against the oracle,\n"
     "relative to the stored reference output, and prints one verdict per\n"
@@ -21,6 +22,9 @@ static const char replay_usage[] =
     "  --claim NAME=TIER  exit 1 when candidate NAME measures looser than TIER\n"
     ADM_CLI_REPORT_USAGE
     "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
+    "  --device D         where the oracle's fp64 pass runs: cpu (default) or cuda (the GEMM-family and\n"
+    "                     elementwise ops on the GPU, the others on the CPU; without a usable GPU: exit 2);\n"
+    "                     the gates run on the CPU either way\n"
     ADM_CLI_BUDGET_HELP;
 
 #define MAX_CLAIMS 64
@@ -48,7 +52,8 @@ int adm_cmd_replay(int argc, char **argv)
     char *claim_names[MAX_CLAIMS];
     adm_tier claim_tiers[MAX_CLAIMS];
     int claim_used[MAX_CLAIMS] = {0};
-    int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0, strict = 0, npool = 0;
+    int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0, strict = 0, npool = 0, use_gpu = 0;
+    adm_oracle_config ocfg;
     adm_report *rep = NULL;
     judged_capture *judged = NULL;
     pool *pools = NULL;
@@ -58,7 +63,8 @@ int adm_cmd_replay(int argc, char **argv)
                                            {"html", required_argument, 0, 'H'}, {"claim", required_argument, 0, 'c'},
                                            {"mpfr-budget", required_argument, 0, 'B'}, {"strict", no_argument, 0, 's'},
                                            {"help", no_argument, 0, 'h'}, {"max-memory", required_argument, 0, 'M'},
-                                           {"max-work", required_argument, 0, 'W'}, {0, 0, 0, 0}};
+                                           {"max-work", required_argument, 0, 'W'},
+                                           {"device", required_argument, 0, 'D'}, {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
         while ((ch = adm_cli_getopt(argc, argv, "replay", lo, &v, &first)) != -1) {
@@ -69,6 +75,10 @@ int adm_cmd_replay(int argc, char **argv)
             case 'u': junit = v; break;
             case 'H': html = v; break;
             case 's': strict = 1; break;
+            case 'D':
+                if (!strcmp(v, "cuda")) use_gpu = 1;
+                else if (strcmp(v, "cpu")) { rc = adm_cli_usage_error("--device: expected cpu or cuda, got '%s'", v); goto done; }
+                break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
             case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) goto done; break;
             case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) goto done; break;
@@ -90,6 +100,17 @@ int adm_cmd_replay(int argc, char **argv)
         }
     }
     if (nf == 0) { fputs(replay_usage, stderr); rc = adm_cli_usage_error("replay: expected at least one CAPTURE"); goto done; }
+    if (use_gpu) {
+        /* asked for the GPU: none is a refusal, not a quiet run on the CPU */
+        int ndev = 0;
+        if (adm_cuda_device_count(&ndev) != ADM_OK) {
+            rc = adm_cli_usage_error("replay --device cuda: %s (--device cpu runs the oracle on the CPU)", adm_error_message());
+            goto done;
+        }
+    }
+    /* after the options: --mpfr-budget sets what the default reads */
+    adm_oracle_config_default(&ocfg);
+    ocfg.use_gpu = use_gpu;
     if (adm_plan_init(&plan, ADM_PLAN_REPLAY) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     if (adm_report_create("admit-kernel replay", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     adm_report_set_strict(rep, strict);
@@ -106,6 +127,9 @@ int adm_cmd_replay(int argc, char **argv)
             strncat(list, files[f], sizeof list - strlen(list) - 1);
         }
         adm_cli_report_context(rep, "captures", list);
+        adm_cli_report_context(rep, "device", use_gpu ? "oracle: the GPU (cuBLAS DGEMM + CUDA) for the GEMM-family and "
+                                                        "elementwise ops, the CPU for the others; gates: the CPU"
+                                                      : "oracle and gates: the CPU");
     }
     /* Every capture is read and judged before anything is written; a
      * candidate (one op, one name) found in several captures is judged
@@ -117,7 +141,7 @@ int adm_cmd_replay(int argc, char **argv)
         adm_status st;
         if ((st = adm_capture_read_sandboxed_plan(files[f], NULL, adm_plan_check, &plan, &cap)) != ADM_OK ||
             (st = adm_capture_validate(cap)) != ADM_OK ||
-            (st = adm_harness_replay(cap, NULL, NULL, &res)) != ADM_OK) {
+            (st = adm_harness_replay(cap, &ocfg, NULL, &res)) != ADM_OK) {
             /* This capture fails alone: its row says why, the others are
              * still judged, and the command exits 2 after the reports. */
             adm_cli_progress_done();

@@ -61,6 +61,13 @@ expect 0 "op gelu, 1 input(s)" -- "$admit" capture validate "$work/g.h5"
 expect 0 "wrote" -- "$admit" capture synth -o "$work/a.h5" --op attention --params '{"causal":true}' --tokens 16 --channels 8
 expect 0 "op attention, 3 input(s)" -- "$admit" capture validate "$work/a.h5"
 expect 0 "wrote" -- "$admit" capture synth -o "$work/gn.h5" --op groupnorm --params '{"groups":4}' --tokens 16 --channels 8 --with-outputs
+# --backend picks whose implementations --with-outputs runs (issue 17)
+expect 2 "capture synth: --backend: expected cpu or cuda, got 'tpu'" -- "$admit" capture synth -o "$work/b.h5" --backend tpu --with-outputs
+expect 0 "wrote" -- "$admit" capture synth -o "$work/bcpu.h5" --tokens 4 --channels 16 --out-features 8 --with-outputs --backend cpu
+if ! "$admit" version 2>&1 | grep -q 'device .*(sm_'; then
+    expect 2 "capture synth: --backend cuda: " -- "$admit" capture synth -o "$work/bcuda.h5" --tokens 4 --channels 16 --out-features 8 --with-outputs --backend cuda
+    [ -e "$work/bcuda.h5" ] && { echo "FAIL: a refused --backend cuda wrote a capture"; fails=$((fails + 1)); }
+fi
 expect 0 "op groupnorm, 3 input(s), reference, 1 candidate(s), 2 special case(s)" -- "$admit" capture validate "$work/gn.h5"
 
 # getopt_long: --opt=V and --opt V alike, `--` ends the options, -h on each

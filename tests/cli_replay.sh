@@ -120,4 +120,16 @@ expect 2 "cannot create a temporary file" -- "$admit" replay "$g" --json /nonexi
 expect 2 "/nonexistent-admit-dir/r.xml: cannot create a temporary file" -- "$admit" replay "$g" --json "$work/half.json" --junit /nonexistent-admit-dir/r.xml
 [ -e "$work/half.json" ] && { echo "FAIL: a failed replay left its JSON report"; fails=$((fails + 1)); }
 checks=$((checks + 1))
+# Where the oracle runs (issue 17): --device cpu is the default's verdicts;
+# --device cuda without a usable GPU is a refusal naming why, not a quiet
+# run on the CPU, and writes no report.
+expect 0 "fused_epilogue         -         lossless" -- "$admit" replay "$g" --device cpu --json "$work/dev.json"
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); d=r["run"]["device"]; assert d=="oracle and gates: the CPU", d' \
+    "$work/dev.json" || { echo "FAIL: the report does not say where the oracle ran"; fails=$((fails + 1)); }
+expect 2 "--device: expected cpu or cuda, got 'gpu'" -- "$admit" replay "$g" --device gpu
+if ! "$admit" version 2>&1 | grep -q 'device .*(sm_'; then
+    expect 2 "replay --device cuda: " "(--device cpu runs the oracle on the CPU)" -- \
+        "$admit" replay "$g" --device cuda --json "$work/nogpu.json"
+    [ -e "$work/nogpu.json" ] && { echo "FAIL: a refused replay --device cuda wrote a report"; fails=$((fails + 1)); }
+fi
 finish cli_replay
