@@ -29,5 +29,23 @@ for page in table replay; do
     check "$page: every measured row links to its detail ($links of $((rows - errs)))" test "$links" = $((rows - errs))
     check "$page: every measured row has a detail section ($sections)" test "$sections" = $((rows - errs))
 done
+
+# The measuring can fail: a copy of the table page whose verdict column is
+# 1200 px wide, and one that throws a JavaScript error, measured apart
+# (their own counts) must fail the checks that concern them, and only those.
+sed 's#</head>#<style>td.verdict { min-width: 1200px }</style></head>#' "$work/table/index.html" > "$work/table/overflow.html"
+sed 's#</head>#<script>window.addEventListener("load", function () { no_such_function(); });</script></head>#' \
+    "$work/table/index.html" > "$work/table/jserror.html"
+(
+    work=$work/selftest checks=0 fails=0 html_shots=no
+    mkdir -p "$work"
+    html_check - overflow="$work/../table/overflow.html" jserror="$work/../table/jserror.html" > "$work/out.txt"
+)
+st=$work/selftest/out.txt
+sed 's/^/    self-test: /' "$st"
+check "self-test: the overflowing verdict column fails at 390 px" grep -q "^FAIL: overflow at 390 px: every verdict cell is on screen" "$st"
+check "self-test: the overflowing verdict column fails at 1400 px" grep -q "^FAIL: overflow at 1400 px: every verdict cell is on screen" "$st"
+check "self-test: the JavaScript error fails, named" grep -q "no_such_function" "$st"
+check "self-test: the page without overflow passes its cell check" sh -c "! grep -q '^FAIL: jserror at [0-9]* px: every verdict' '$st'"
 echo "screenshots: $(ls "$work"/*.png | tr '\n' ' ')"
 finish html_chromium

@@ -15,6 +15,8 @@
 #                  JavaScript error); with MAXROW (not "-"), that no summary
 #                  row is taller than MAXROW px at 1400 px. Sets
 #                  html_links_NAME and html_sections_NAME (at 1400 px).
+#                  With html_shots=no, no screenshots (the self-test's
+#                  broken pages).
 #
 # Chromium runs as root in CI: --no-sandbox; the background-networking
 # flags keep it off the network (the machines have none); a fresh profile
@@ -44,6 +46,7 @@ html_check() {
     shift
     # the screenshots: the page at 390 and at 1400 px, side by side
     for h_np in "$@"; do
+        [ "${html_shots:-yes}" = no ] && break
         h_name=${h_np%%=*} h_page=${h_np#*=}
         cat > "$work/view-$h_name.html" <<HTML
 <!doctype html><html><head><meta charset="utf-8"></head><body style="margin:0;display:flex;gap:16px;background:#888">
