@@ -14,10 +14,11 @@
 #include <sys/stat.h>
 
 /* Series colours: no red (a failure), green (a pass) or purple, which
- * mean one thing on every page; markers differ too, so that series
- * stay apart where colours are hard to tell. */
+ * mean one thing on every page; neighbours in the order differ in hue
+ * (the toy's growth series are 4 to 6); markers differ too, so that
+ * series stay apart where colours are hard to tell. */
 static const char *const palette[] = {"#0969da", "#d4760b", "#24292f", "#54aeff", "#8a4600",
-                                      "#9a6700", "#6e7781", "#0598bc"};
+                                      "#0598bc", "#6e7781", "#9a6700"};
 #define N_PALETTE ((int)(sizeof palette / sizeof palette[0]))
 #define N_MARKERS 4
 static const char *const marker_glyph[N_MARKERS] = {"&#9679;", "&#9632;", "&#9650;", "&#9670;"};
