@@ -157,15 +157,47 @@ int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier)
     return ADM_EXIT_OK;
 }
 
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+int adm_cli_term_width(void)
+{
+    const char *c = getenv("COLUMNS");
+    int64_t w;
+    struct winsize ws;
+    if (c && adm_cli_parse_i64(c, 20, 10000, &w)) return (int)w;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+    return 0;
+}
+
+int adm_cli_term_color(void)
+{
+    const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+    /* no-color.org: NO_COLOR present and not empty turns colour off */
+    if (nc && *nc) return 0;
+    if (term && !strcmp(term, "dumb")) return 0;
+    return isatty(STDOUT_FILENO);
+}
 
 static int progress_shown;
 
 void adm_cli_progress(int k, int n, const char *what)
 {
+    char t[512];
+    int w = 80;
+    struct winsize ws;
     if (!isatty(STDERR_FILENO)) return;
-    char t[64];
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) w = ws.ws_col;
     adm_text_escape(t, sizeof t, what);
+    {
+        /* one line: what would wrap is left out (a progress line, not a
+         * report), at a character */
+        int cols = 0, room = w - 16 > 4 ? w - 16 : 4;
+        char *p = t;
+        for (; *p; p++)
+            if (((unsigned char)*p & 0xC0) != 0x80 && ++cols > room) break;
+        *p = '\0';
+    }
     fprintf(stderr, "\r\033[K[%d/%d] %s", k, n, t);
     fflush(stderr);
     progress_shown = 1;
@@ -211,6 +243,7 @@ int adm_cli_finish_report(adm_report *rep, const char *json, const char *junit, 
     int written;
     adm_cli_progress_done();
     report_gpu(rep);
+    adm_report_set_terminal(rep, adm_cli_term_width(), adm_cli_term_color());
     /* The files first: a terminal that has gone away (a closed pipe,
      * `| head -1`) costs the terminal's copy only. */
     written = !(json || junit || html) || adm_report_write_all(rep, json, junit, html) == ADM_OK;

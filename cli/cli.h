@@ -59,6 +59,12 @@ int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier);
  * adm_cli_progress_done clears it. */
 void adm_cli_progress(int k, int n, const char *what);
 void adm_cli_progress_done(void);
+/* The terminal the reports are printed for: its width (COLUMNS when set
+ * to a number, else the TTY's; 0 when neither: the report's default) and
+ * whether to colour (stdout a TTY, NO_COLOR unset or empty, TERM not
+ * dumb). */
+int adm_cli_term_width(void);
+int adm_cli_term_color(void);
 
 struct adm_report;
 /* Sets key = value (key NULL: none) and the GPU's place in the report's

@@ -277,6 +277,12 @@ static int parse_args(int argc, char **argv, drift_args *a)
     return ADM_EXIT_OK;
 }
 
+static void drift_progress(int k, int n, const char *what, void *user)
+{
+    (void)user;
+    adm_cli_progress(k, n, what);
+}
+
 int adm_cmd_drift(int argc, char **argv)
 {
     drift_args a;
@@ -293,6 +299,9 @@ int adm_cmd_drift(int argc, char **argv)
         return ADM_EXIT_OK;
     }
     if (adm_drift_create(a.title ? a.title : a.toy ? NULL : "admit drift", &d) != ADM_OK) goto fail;
+    /* progress on stderr when it is a terminal, as table shows it */
+    adm_drift_set_progress(d, drift_progress, NULL);
+    a.toy_opt.progress = drift_progress;
     if (a.spec && adm_drift_load_spec(d, a.spec) != ADM_OK) goto fail;
     if (a.n_arms &&
         adm_drift_load_arms(d, a.n_arms, (const char *const *)a.arm_names, (const char *const *)a.arm_srcs, a.layout) !=
@@ -318,6 +327,8 @@ int adm_cmd_drift(int argc, char **argv)
     else current_commit(commit, sizeof commit);
     adm_drift_set_provenance(d, a.date ? a.date : date, commit);
     if (adm_drift_evaluate(d) != ADM_OK) goto fail;
+    adm_cli_progress_done();
+    adm_drift_set_terminal(d, adm_cli_term_width(), adm_cli_term_color());
     if (a.markdown) adm_drift_print_markdown(d, stdout);
     else adm_drift_print(d, stdout);
     fflush(stdout);

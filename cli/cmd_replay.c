@@ -44,6 +44,7 @@ typedef struct pool {
     adm_verdict acc;
     int count;
     int64_t refined;
+    adm_capture_summary *caps; /* each capture's verdict in brief, for the pooled row's detail */
 } pool;
 
 int adm_cmd_replay(int argc, char **argv)
@@ -174,6 +175,12 @@ int adm_cmd_replay(int argc, char **argv)
                 pools[p].name = res.names[k];
                 npool++;
             }
+            if (!pools[p].caps && !(pools[p].caps = calloc((size_t)nf, sizeof *pools[p].caps))) {
+                rc = adm_cli_usage_error("replay: out of memory");
+                adm_capture_free(cap);
+                goto done;
+            }
+            adm_capture_summary_of(&res.verdicts[k], &pools[p].caps[pools[p].count]);
             adm_verdict_pool_add(&pools[p].acc, &res.verdicts[k], files[f]);
             pools[p].count++;
             pools[p].refined += res.mpfr_refined;
@@ -214,7 +221,8 @@ int adm_cmd_replay(int argc, char **argv)
         for (int c = 0; c < ncl; c++)
             if (!strcmp(claim_names[c], pools[p].name)) claim = &claim_tiers[c];
         snprintf(src, sizeof src, "pooled (%d captures)", pools[p].count);
-        if (adm_report_add(rep, src, pools[p].op, pools[p].name, &pools[p].acc, pools[p].refined, claim) != ADM_OK) {
+        if (adm_report_add(rep, src, pools[p].op, pools[p].name, &pools[p].acc, pools[p].refined, claim) != ADM_OK ||
+            adm_report_set_evidence(rep, pools[p].caps, pools[p].count, NULL) != ADM_OK) {
             rc = adm_cli_fail();
             goto done;
         }
@@ -233,6 +241,7 @@ done:
         free(judged[f].error);
     }
     free(judged);
+    for (int p = 0; pools && p < npool; p++) free(pools[p].caps);
     free(pools);
     adm_report_free(rep);
     return rc;

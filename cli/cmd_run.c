@@ -176,7 +176,8 @@ int adm_cmd_run(int argc, char **argv)
             rc = adm_cli_fail();
             goto done;
         }
-        if (adm_report_add(rep, capture, "run", cands[k], &mr.verdict, mr.mpfr_refined, claim) != ADM_OK) {
+        if (adm_report_add(rep, capture, "run", cands[k], &mr.verdict, mr.mpfr_refined, claim) != ADM_OK ||
+            (reader_text && adm_report_set_entry(rep, NULL, NULL, reader_text) != ADM_OK)) {
             rc = adm_cli_fail();
             goto done;
         }
@@ -258,7 +259,8 @@ int adm_cmd_table(int argc, char **argv)
             continue;
         }
         if (adm_report_add(rep, e->name, e->op, e->candidate, &e->verdict, e->mpfr_refined, &e->declared) != ADM_OK ||
-            adm_report_set_evidence(rep, e->per_capture, e->ncaptures, &e->required) != ADM_OK) {
+            adm_report_set_evidence(rep, e->per_capture, e->ncaptures, &e->required) != ADM_OK ||
+            adm_report_set_entry(rep, e->description, e->static_decl, e->reader) != ADM_OK) {
             rc = adm_cli_fail();
             goto done;
         }

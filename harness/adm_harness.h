@@ -124,6 +124,18 @@ typedef struct adm_gate_outcome {
  * of width 2 ADM_HIST_RANGE / (ADM_HIST_BINS - 2) between. */
 #define ADM_HIST_BINS 34
 #define ADM_HIST_RANGE 4.0
+/* The same errors by octave of |error| in ulps, for errors far beyond a
+ * few ulps (a high tier's) that the linear histogram only counts at its
+ * ends: bin ADM_HIST_LOG_ZERO holds |e| < 2^ADM_HIST_LOG_MIN ulp (zero
+ * included); bin ADM_HIST_LOG_ZERO + k (k = 1 .. ADM_HIST_LOG_OCTAVES)
+ * holds positive errors with 2^(ADM_HIST_LOG_MIN + k - 1) <= e <
+ * 2^(ADM_HIST_LOG_MIN + k), and ADM_HIST_LOG_ZERO - k the negative ones
+ * of that magnitude; the two end bins hold what is larger still
+ * (|e| >= 2^24 ulps). */
+#define ADM_HIST_LOG_MIN (-6)
+#define ADM_HIST_LOG_OCTAVES 30
+#define ADM_HIST_LOG_ZERO (ADM_HIST_LOG_OCTAVES + 1)
+#define ADM_HIST_LOG_BINS (2 * ADM_HIST_LOG_OCTAVES + 3)
 
 /* Gate 2's statistics: three kinds, each over the whole output (global)
  * and per group (channels: the last axis; rows: the rest). */
@@ -192,6 +204,7 @@ typedef struct adm_power {
 typedef struct adm_verdict {
     adm_tier tier;
     int64_t hist_r[ADM_HIST_BINS], hist_c[ADM_HIST_BINS];
+    int64_t hist_log_r[ADM_HIST_LOG_BINS], hist_log_c[ADM_HIST_LOG_BINS];
     adm_gate_outcome gate[ADM_GATE_COUNT];
     int64_t n;                 /* elements compared (all three finite) */
     /* gate 1 */
@@ -400,6 +413,10 @@ ADM_API adm_status adm_harness_measure(const char *source, const char *want_op, 
 typedef struct adm_table_entry {
     char *name, *op, *candidate;
     adm_tier declared;
+    /* what the table says of the entry, for the reports (NULL: not given):
+     * its "description", its "static" declarations as compact JSON, and
+     * its "reader" as written */
+    char *description, *static_decl, *reader;
     /* measured on the pooled evidence of the entry's captures; its evidence
      * gate fails where the power the entry requires is not reached */
     adm_verdict verdict;

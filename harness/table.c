@@ -363,6 +363,9 @@ void adm_table_result_free(adm_table_result *r)
         free(r->entries[i].candidate);
         free(r->entries[i].error);
         free(r->entries[i].per_capture);
+        free(r->entries[i].description);
+        free(r->entries[i].static_decl);
+        free(r->entries[i].reader);
     }
     free(r->entries);
     memset(r, 0, sizeof *r);
@@ -372,6 +375,8 @@ void adm_table_result_free(adm_table_result *r)
  * strings point into the parsed JSON, except the resolved paths. */
 typedef struct plan {
     const char *name, *op, *ref, *cand;
+    const char *description, *reader_text; /* for the reports; NULL: not given */
+    char *static_text;           /* "static", compact JSON; NULL: not given */
     char *ref_spec, *cand_spec;  /* a plugin's path resolved from the table's folder */
     char *ptext;                 /* "params", compact JSON; NULL: the captures' own */
     char **cpaths;               /* ncap of them */
@@ -390,6 +395,7 @@ static void plan_free(plan *p)
     free(p->ref_spec);
     free(p->cand_spec);
     free(p->ptext);
+    free(p->static_text);
     for (int k = 0; k < p->ncap; k++) free(p->cpaths[k]);
     free(p->cpaths);
     free(p->load_error);
@@ -491,6 +497,8 @@ static adm_status check_entry(const char *file, table_text *t, const char *dir, 
     p->cand = str_field(e, "candidate");
     decl_s = str_field(e, "declared");
     reader_s = str_field(e, "reader");
+    p->reader_text = reader_s;
+    p->description = str_field(e, "description");
     caps = json_object_get(e, "captures");
     params = json_object_get(e, "params");
     {
@@ -555,6 +563,9 @@ static adm_status check_entry(const char *file, table_text *t, const char *dir, 
     }
     st = ADM_OK;
     if (!p->load_error) st = check_static(file, t, i, json_object_get(e, "static"), c, p->cand);
+    if (st == ADM_OK && json_object_get(e, "static") &&
+        !(p->static_text = json_dumps(json_object_get(e, "static"), JSON_COMPACT | JSON_PRESERVE_ORDER)))
+        st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     if (st == ADM_OK && !p->load_error) st = check_distinct(file, t, i, p->ref, r, p->cand, c);
     adm_plugin_free(r);
     adm_plugin_free(c);
@@ -588,6 +599,22 @@ static adm_status measure_entry(const char *file, table_text *t, int i, const pl
     te->op = adm_strdup(p->op);
     te->candidate = adm_strdup(p->cand);
     te->declared = p->declared;
+    if ((p->description && !(te->description = adm_strdup(p->description))) ||
+        (p->static_text && !(te->static_decl = adm_strdup(p->static_text))) ||
+        (p->reader_text && !(te->reader = adm_strdup(p->reader_text)))) {
+        free(te->description);
+        free(te->static_decl);
+        free(te->reader);
+        te->description = te->static_decl = te->reader = NULL;
+        free(te->name);
+        free(te->op);
+        free(te->candidate);
+        free(te->error);
+        free(te->per_capture);
+        adm_measure_result_free(&mr);
+        memset(te, 0, sizeof *te);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
     if (!te->error) {
         te->verdict = mr.verdict;
         te->mpfr_refined = mr.mpfr_refined;

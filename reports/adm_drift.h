@@ -176,9 +176,12 @@ typedef struct adm_drift_pair {
     adm_drift_metrics m;
     int evaluated;
     int inside_band;          /* TIER: psnr >= the band's */
+    /* TIER with a band: PSNR minus the band's edge (the band's PSNR less
+     * the tolerance), dB: >= 0 inside the band; NaN otherwise */
+    double margin;
     int above_floors;
     int passed;
-    char why[320];            /* one sentence when it failed, or a note */
+    char why[320];            /* whole sentences when it failed, or a note ("Note: ..."); "" when neither */
 } adm_drift_pair;
 
 typedef struct adm_drift_growth {
@@ -285,6 +288,21 @@ ADM_API int adm_drift_has_band(const adm_drift *d);
 /* 1 when every control is identical, every tier comparison passes its
  * claim and every growth series passes. */
 ADM_API int adm_drift_passed(const adm_drift *d);
+
+/* The terminal adm_drift_print writes for, as adm_report_set_terminal:
+ * its width (0: ADM_REPORT_DEFAULT_WIDTH) and whether to colour (red only
+ * for a failure). Names are never cut: a row that does not fit puts its
+ * name on a line of its own. */
+ADM_API void adm_drift_set_terminal(adm_drift *d, int width, int color);
+/* Called before each step of a long run: k of n, what (adm_drift_evaluate
+ * calls it before each pair, adm_toy_drift before each run of the toy);
+ * NULL: none. */
+typedef void (*adm_drift_progress_fn)(int k, int n, const char *what, void *user);
+ADM_API void adm_drift_set_progress(adm_drift *d, adm_drift_progress_fn fn, void *user);
+/* The verdict in whole sentences (how many comparisons and growth series
+ * pass), or its headline alone ("pass", "FAIL: 1 of 4 tier comparisons
+ * failing"), at most n bytes. */
+ADM_API void adm_drift_summary_text(const adm_drift *d, int headline_only, char *buf, size_t n);
 
 /* The table; text from the spec or the caller (title, pair names, notes)
  * goes through adm_text_escape, and in Markdown every character Markdown

@@ -1,6 +1,8 @@
-/* admit reports: the verdict table on a terminal, JSON, JUnit XML. Every
- * file is written to a temporary name beside its target and renamed into
- * place, so a crash never leaves a half-written report. */
+/* admit reports: the verdict table on a terminal, JSON, JUnit XML and an
+ * HTML page. Every file is written to a temporary name beside its target
+ * and renamed into place, so a crash never leaves a half-written report.
+ * Every format ends (or, on a page, starts) with the same summary: how
+ * many claims hold, are unsafe or promotable, how many rows are errors. */
 #ifndef ADM_REPORT_H
 #define ADM_REPORT_H
 
@@ -32,7 +34,30 @@ typedef struct adm_report_row {
     int ncaptures;
     adm_capture_summary *per_capture;
     adm_power required;
+    /* What a fusion table says of the entry (owned; NULL: not given): its
+     * description, its static declarations (compact JSON) and its reader. */
+    char *description, *static_decl, *reader;
 } adm_report_row;
+
+/* Where a row's claim stands. */
+typedef enum adm_claim_status {
+    ADM_CLAIM_NONE = 0,       /* no claim given */
+    ADM_CLAIM_HOLDS = 1,      /* measured the claimed tier */
+    ADM_CLAIM_PROMOTABLE = 2, /* measured stricter: a violation only in a strict report */
+    ADM_CLAIM_UNSAFE = 3,     /* measured looser: always a violation */
+    ADM_CLAIM_ERROR = 4       /* not measured */
+} adm_claim_status;
+/* "none", "holds", "promotable", "unsafe", "error" */
+ADM_API const char *adm_claim_status_name(adm_claim_status s);
+
+/* The counts every report format states. */
+typedef struct adm_report_summary {
+    int rows;
+    int holds, promotable, unsafe, errors, no_claim;
+    int insufficient;   /* measured rows whose evidence gate failed (not enough elements, or a "detect" not met) */
+    int violations;     /* unsafe, and in a strict report promotable */
+    int strict;
+} adm_report_summary;
 
 typedef struct adm_report adm_report;
 
@@ -60,18 +85,40 @@ ADM_API int adm_report_count(const adm_report *r);
 ADM_API const adm_report_row *adm_report_row_at(const adm_report *r, int i);
 /* Strict: a verdict stricter than its claim (promotable) also violates. */
 ADM_API void adm_report_set_strict(adm_report *r, int strict);
-/* Column names for the source and the claim ("capture", "claim" by
- * default; a fusion table's are "entry", "declared"). */
+/* Column names for the source and the claimed tier ("capture", "claimed"
+ * by default; a fusion table's are "entry", "declared"). */
 ADM_API void adm_report_set_labels(adm_report *r, const char *source, const char *claim);
 /* 1 when a verdict is looser than its claim (unsafe), or in a strict
  * report stricter (promotable). */
 ADM_API int adm_report_claim_violated(const adm_report_row *row);
 ADM_API int adm_report_any_violation(const adm_report *r);
+ADM_API adm_claim_status adm_report_claim_status(const adm_report_row *row);
+ADM_API void adm_report_summarize(const adm_report *r, adm_report_summary *s);
+/* The summary as whole sentences, e.g. "14 entries: 12 hold, 2
+ * promotable, 0 unsafe, 0 errors. Every claim holds." (at most n bytes,
+ * NUL-terminated); the headline alone ("pass", "FAIL: 2 unsafe", "no
+ * claims") with headline_only. */
+ADM_API void adm_report_summary_text(const adm_report *r, int headline_only, char *buf, size_t n);
+/* The last row added is a fusion table's entry: what the table says of it
+ * (each NULL: not given; copied): description, static declarations as
+ * compact JSON, the reader as written. */
+ADM_API adm_status adm_report_set_entry(adm_report *r, const char *description, const char *static_json,
+                                        const char *reader);
+
+/* The terminal adm_report_print writes for: its width in columns (0: the
+ * default, ADM_REPORT_DEFAULT_WIDTH) and whether to colour the claims
+ * (ANSI SGR; the caller decides: a TTY, and NO_COLOR unset). Rows are one
+ * line when they fit the width, else the names take a line of their own;
+ * names are never cut, reasons wrap at spaces within the width. */
+#define ADM_REPORT_DEFAULT_WIDTH 120
+ADM_API void adm_report_set_terminal(adm_report *r, int width, int color);
 
 ADM_API void adm_report_print(const adm_report *r, FILE *f);
 ADM_API adm_status adm_report_write_json(const adm_report *r, const char *path);
 ADM_API adm_status adm_report_write_junit(const adm_report *r, const char *path);
-/* DIR/index.html: the verdict table with every gate's reason. */
+/* DIR/index.html: a verdict banner, the table with each row's claim, and
+ * each row's detail: its numbers, error histogram, power, reasons, flips
+ * where a reader is given, and the captures a pooled verdict adds up. */
 ADM_API adm_status adm_report_write_html(const adm_report *r, const char *dir);
 
 /* Every requested report (NULL: not wanted), all or nothing: each is

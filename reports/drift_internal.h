@@ -27,6 +27,9 @@ struct adm_drift {
     int video_set, video;
     double floor_psnr, floor_ssim;   /* NaN: the kind's default */
     double band_tol;                 /* dB */
+    int width, color;                /* the terminal's (adm_drift_set_terminal) */
+    adm_drift_progress_fn progress;  /* NULL: none */
+    void *progress_user;
     /* after evaluate */
     int evaluated, has_band, is_video;
     double band_psnr, band_ssim, use_psnr, use_ssim;
@@ -124,6 +127,10 @@ adm_status drift_png_temp(const adm_image *img, int64_t frame, double lo, double
  * empty: tonight's only). */
 adm_status drift_html_stage(const adm_drift *d, const char *dir, json_t *history_rows, int from_history,
                             drift_stages *sg);
+
+/* A pair's verdict in a few words ("inside the band", "FAIL: outside
+ * the band"). */
+const char *drift_pair_verdict(const adm_drift *d, const adm_drift_pair *p);
 
 /* "inf" for +Inf, else %.*f. */
 const char *drift_db(double psnr, char *buf, size_t n);

@@ -1216,8 +1216,8 @@ static void judged_max_printed(const adm_verdict *v, double *term, double *json,
     ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
     adm_report_print(r, f);
     fclose(f);
-    /* title, header, then the row: capture candidate claim verdict rms max */
-    ck_assert_msg(sscanf(strchr(strchr(text, '\n') + 1, '\n') + 1, "%*s %*s %*s %*s %*gx %lgx", term) == 1, "%s", text);
+    /* title, header, then the row: capture candidate claimed verdict claim rms max */
+    ck_assert_msg(sscanf(strchr(strchr(text, '\n') + 1, '\n') + 1, "%*s %*s %*s %*s %*s %*gx %lgx", term) == 1, "%s", text);
     free(text);
     snprintf(path, sizeof path, "%s/r.json", dir);
     ck_assert_int_eq(adm_report_write_json(r, path), ADM_OK);
