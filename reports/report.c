@@ -368,15 +368,15 @@ static void print_wrapped(FILE *f, const char *lead, int indent, const char *tex
 static void power_sentence(const adm_verdict *v, char *buf, size_t n)
 {
     const adm_power *p = &v->power;
+    char pooled[48] = "";
     size_t used;
     if (v->n == 0) {
         snprintf(buf, n, "power: none (no element judged)");
         return;
     }
-    used = (size_t)snprintf(buf, n, "power: over %lld elements%s%.0f%s this evidence rejects a lean of %.2g D, a gain "
-                            "of %.2g D (%.2g%%)", (long long)v->n, v->ev.captures > 1 ? " in " : "",
-                            v->ev.captures > 1 ? v->ev.captures : 0.0, v->ev.captures > 1 ? " captures" : "",
-                            p->lean, p->gain, 100 * p->gain_relative);
+    if (v->ev.captures > 1) snprintf(pooled, sizeof pooled, " in %.0f captures", v->ev.captures);
+    used = (size_t)snprintf(buf, n, "power: over %lld elements%s, this evidence rejects a lean of %.2g D, a gain "
+                            "of %.2g D (%.2g%%)", (long long)v->n, pooled, p->lean, p->gain, 100 * p->gain_relative);
     if (used < n && p->channel > 0) used += (size_t)snprintf(buf + used, n - used, ", a per-channel bias of %.2g D",
                                                              p->channel);
     if (used < n && p->row > 0) used += (size_t)snprintf(buf + used, n - used, ", a per-row bias of %.2g D", p->row);

@@ -1320,6 +1320,19 @@ START_TEST(test_report_in_memory)
     ck_assert_int_eq(adm_report_add_replay(rep, (const adm_capture *const *)&c[1], NULL, 1), ADM_OK);
     ck_assert_int_eq(adm_report_count(rep), 8);
     ck_assert_str_eq(adm_report_row_at(rep, 6)->source, "capture 1");
+    /* the terminal's power sentence says how many elements, and over how many captures when pooled */
+    {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ck_assert_ptr_nonnull(f);
+        adm_report_print(rep, f);
+        fclose(f);
+        ck_assert_msg(strstr(buf, "power: over 2048 elements, this evidence rejects") &&
+                      strstr(buf, "power: over 4096 elements in 2 captures, this evidence rejects") &&
+                      !strstr(buf, "elements0"), "%s", buf);
+        free(buf);
+    }
     /* the JSON report, as text */
     ck_assert_int_eq(adm_report_json(rep, &text), ADM_OK);
     {
