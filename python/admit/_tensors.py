@@ -35,7 +35,10 @@ def _torch_array(t, what):
 
     t = t.detach()
     if t.device.type != "cpu":
-        t = t.to("cpu")
+        try:
+            t = t.to("cpu")
+        except Exception as e:  # a meta tensor has no data to move
+            raise ValueError(f"{what}: cannot bring a {t.device} tensor to the host: {e}") from None
     if t.is_sparse or t.is_quantized or t.is_complex():
         raise ValueError(f"{what}: a {t.layout} {t.dtype} tensor has no admit counterpart")
     if hasattr(t, "resolve_neg"):

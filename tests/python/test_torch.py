@@ -55,6 +55,9 @@ def test_torch_refused_dtypes():
     with pytest.raises(ValueError, match=r"inputs\['x'\].*torch dtype torch.int32"):
         admit.judge("relu", inputs={"x": torch.zeros(4, 4, dtype=torch.int32)}, reference=torch.zeros(4, 4),
                     candidates={"c": torch.zeros(4, 4)})
+    with pytest.raises(ValueError, match=r"^reference: cannot bring a meta tensor to the host"):
+        admit.judge("relu", inputs={"x": torch.zeros(4, 4)}, reference=torch.zeros(4, 4, device="meta"),
+                    candidates={"c": torch.zeros(4, 4)})
     with pytest.raises(ValueError, match=r"candidates\['c'\]"):
         admit.judge("relu", inputs={"x": torch.zeros(4, 4)}, reference=torch.zeros(4, 4),
                     candidates={"c": torch.zeros(4, 4, dtype=torch.complex64)})
