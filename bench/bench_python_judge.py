@@ -1,89 +1,137 @@
 #!/usr/bin/env python3
-"""admit.judge on arrays in memory against `admit-kernel replay` of the same
-capture: FLUX.1's MLP up-projection at 1024 tokens (x 1024 x 3072 bf16,
-w 12288 x 3072, bias, tanh-GELU: 1024 x 12288 outputs), the eager
-reference and the fused epilogue's output as the one candidate.
+"""admit.judge on tensors in memory against `admit-kernel replay` of the
+same capture, less replay's read of the file.
 
-    bench_python_judge.py make DIR     the arrays (DIR/*.npy) and the same tensors as a
-                                       capture, uncompressed (DIR/fc1.h5)
-    bench_python_judge.py judge DIR    load the arrays, then admit.judge them (REPS times)
-    bench_python_judge.py load DIR     load the arrays only (what `judge` spends before judging)
+    bench_python_judge.py CAPTURE [REPS] [--json OUT]
 
-Compare whole processes (bench/results/ says how they were timed):
-    judge DIR  -  load DIR             admit.judge from memory
-    admit-kernel replay DIR/fc1.h5  -  admit-kernel capture validate DIR/fc1.h5
-                                       replay less its read of the file (the sandboxed read
-                                       and the catalog checks, which validate does alone)
-`judge` also prints each call's own seconds (time.perf_counter around admit.judge).
-Needs the package on PYTHONPATH (BUILD/python) and, for make, torch."""
+CAPTURE is made by `admit-kernel capture synth -o CAPTURE --with-outputs`
+(the full-size case: --tokens 1024 --channels 3072 --out-features 12288,
+FLUX.1's MLP up-projection: x 1024 x 3072 bf16, w 12288 x 3072, bias,
+tanh-GELU, every registered implementation as a candidate and the special
+cases). Its tensors are read once with h5py into NumPy arrays (a user's
+tensors in memory; not timed), then, REPS times (default 3), alternating:
+
+    admit.judge(...)                          in this process, perf_counter around the call
+    admit-kernel replay CAPTURE --json F      a whole process, wall clock
+    admit-kernel capture validate CAPTURE     a whole process: the sandboxed read of the
+                                              file and the catalog checks replay makes first
+
+and reports the medians, replay less validate (replay's work past its
+read of the file) and admit.judge against it. The verdicts of both paths
+are checked equal (every field of the JSON rows but the source).
+Needs the package on PYTHONPATH (BUILD/python) and ADMIT_KERNEL (default
+BUILD/admit-kernel beside that package)."""
+import json
 import os
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
+import h5py
 import numpy as np
 
 import admit
 
-TOKENS, CHANNELS, OUT = 1024, 3072, 12288
-NAMES = ("x", "w", "bias", "reference", "fused")
+_ALIASES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64",
+            "float8_e4m3fn": "fp8_e4m3", "float8_e5m2": "fp8_e5m2", "float4_e2m1fn": "fp4_e2m1"}
+_WIDTH = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
-def bf16(a):
-    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
-    return ((u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+def _text(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def f32(bits):
-    return (bits.astype(np.uint32) << 16).view(np.float32)
+def _tensor(ds):
+    dt = _text(ds.attrs["dtype"])
+    dt = _ALIASES.get(dt, dt)
+    a = ds[()]
+    return a if dt in ("fp32", "fp64") else admit.Bits(a.view(_WIDTH[a.dtype.itemsize]), dt)
 
 
-def make(d):
-    import torch
-    import torch.nn.functional as F
-
-    os.makedirs(d, exist_ok=True)
-    rng = np.random.default_rng(2024)
-    s = np.exp(0.5 * rng.standard_normal((TOKENS, 1), dtype=np.float32))
-    x = s * rng.standard_normal((TOKENS, CHANNELS), dtype=np.float32)
-    out = rng.choice(CHANNELS, CHANNELS // 100, replace=False)
-    x[:, out] *= 8 * np.quantile(np.abs(x), 0.99) / np.abs(x[:, out]).max()
-    x = bf16(x)
-    w = bf16(rng.standard_normal((OUT, CHANNELS), dtype=np.float32) / np.sqrt(CHANNELS))
-    b = bf16(0.02 * rng.standard_normal(OUT, dtype=np.float32))
-    acc = torch.from_numpy(f32(x) @ f32(w).T + f32(b))          # the GEMM in fp32, bias added in fp32
-    ref = bf16(F.gelu(torch.from_numpy(f32(bf16(acc.numpy()))), approximate="tanh").numpy())
-    fused = bf16(F.gelu(acc, approximate="tanh").numpy())
-    arrays = dict(zip(NAMES, (x, w, b, ref, fused)))
-    for k, v in arrays.items():
-        np.save(os.path.join(d, k + ".npy"), v)
-    admit.write_capture(os.path.join(d, "fc1.h5"), "linear+gelu", params={"approximate": "tanh"},
-                        inputs={k: admit.Bits(arrays[k], "bf16") for k in ("x", "w", "bias")},
-                        reference=admit.Bits(ref, "bf16"), candidates={"fused": admit.Bits(fused, "bf16")},
-                        compression=False)
+def _group(g):
+    return {k: _tensor(g[k]) for k in g} if g is not None else {}
 
 
-def load(d):
-    return {k: np.load(os.path.join(d, k + ".npy")) for k in NAMES}
+def read(path):
+    """judge()'s arguments from a capture file, read with h5py."""
+    with h5py.File(path, "r") as f:
+        special = {}
+        for case in (f["special"] if "special" in f else {}):
+            cg = f["special"][case]
+            spec = {"inputs": _group(cg.get("inputs"))}
+            if "reference" in cg:
+                spec["reference"] = _tensor(cg["reference"])
+            if "reference_refused" in cg.attrs:
+                spec["refused"] = _text(cg.attrs["reference_refused"])
+            if "candidates" in cg:
+                spec["candidates"] = _group(cg["candidates"])
+            special[case] = spec
+        return dict(op=_text(f.attrs["op"]), params=_text(f.attrs.get("op_params", "{}")), inputs=_group(f["inputs"]),
+                    reference=_tensor(f["reference"]), candidates=_group(f["candidates"]), special=special or None)
 
 
-def judge(d, reps):
-    a = load(d)
-    for _ in range(reps):
-        t0, c0 = time.perf_counter(), time.process_time()
-        v = admit.judge("linear+gelu", {"approximate": "tanh"},
-                        inputs={k: (a[k], "bf16") for k in ("x", "w", "bias")},
-                        reference=(a["reference"], "bf16"), candidates={"fused": (a["fused"], "bf16")})["fused"]
-        print(f"admit.judge: {time.perf_counter() - t0:.3f} s wall, {time.process_time() - c0:.3f} s CPU; "
-              f"{v.tier}, RMS {v.rms_ratio:.4f}x", flush=True)
+def _wall(cmd):
+    t0 = time.perf_counter()
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    dt = time.perf_counter() - t0
+    if r.returncode not in (0, 1):
+        sys.exit(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr}")
+    return dt
+
+
+def main(argv):
+    args, out = list(argv), None
+    if "--json" in args:
+        i = args.index("--json")
+        out = args[i + 1]
+        del args[i:i + 2]
+    if not args or args[0].startswith("-"):
+        sys.stderr.write(__doc__)
+        return 2
+    path, reps = args[0], int(args[1]) if len(args) > 1 else 3
+    kernel = os.environ.get("ADMIT_KERNEL") or os.path.join(
+        os.path.dirname(os.path.dirname(os.path.abspath(admit.__file__))), "..", "admit-kernel")
+    t0 = time.perf_counter()
+    kw = read(path)
+    t_read = time.perf_counter() - t0
+    x = kw["inputs"]["x"]
+    shape = f"x {'x'.join(map(str, np.shape(x.array if isinstance(x, admit.Bits) else x)))}, " \
+            f"w {'x'.join(map(str, np.shape(kw['inputs']['w'].array)))}, {len(kw['candidates'])} candidates"
+    print(f"{path}: {kw['op']} {shape}; read into memory with h5py in {t_read:.2f} s (not timed below)", flush=True)
+    judge_s, replay_s, validate_s = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        rep_json = os.path.join(tmp, "replay.json")
+        for r in range(reps):
+            t0 = time.perf_counter()
+            got = admit.judge(**kw)
+            judge_s.append(time.perf_counter() - t0)
+            replay_s.append(_wall([kernel, "replay", path, "--json", rep_json]))
+            validate_s.append(_wall([kernel, "capture", "validate", path]))
+            print(f"rep {r + 1}: admit.judge {judge_s[-1]:.3f} s, replay {replay_s[-1]:.3f} s, "
+                  f"validate {validate_s[-1]:.3f} s", flush=True)
+        with open(rep_json) as f:
+            want = json.load(f)["results"]
+    same = len(want) == len(got) and all(dict(got[w["candidate"]].raw, source=w["source"]) == w for w in want)
+    med = {k: statistics.median(v) for k, v in (("judge", judge_s), ("replay", replay_s), ("validate", validate_s))}
+    beyond_read = med["replay"] - med["validate"]
+    result = {
+        "capture": os.path.abspath(path), "op": kw["op"], "shape": shape, "reps": reps,
+        "seconds": {"admit_judge": judge_s, "replay": replay_s, "validate": validate_s},
+        "median_s": med, "replay_less_read_s": beyond_read,
+        "judge_over_replay_less_read": med["judge"] / beyond_read if beyond_read > 0 else None,
+        "verdicts_equal": same, "verdicts": {n: v.tier for n, v in got.items()},
+    }
+    print(f"medians: admit.judge {med['judge']:.3f} s; replay {med['replay']:.3f} s less validate "
+          f"{med['validate']:.3f} s = {beyond_read:.3f} s; ratio {result['judge_over_replay_less_read']:.3f}; "
+          f"verdicts equal: {same}")
+    if out:
+        with open(out, "w") as f:
+            json.dump(result, f, indent=1)
+            f.write("\n")
+    return 0 if same else 1
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("make", "judge", "load"):
-        sys.stderr.write(__doc__)
-        sys.exit(2)
-    if sys.argv[1] == "make":
-        make(sys.argv[2])
-    elif sys.argv[1] == "load":
-        load(sys.argv[2])
-    else:
-        judge(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+    sys.exit(main(sys.argv[1:]))
