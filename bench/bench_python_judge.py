@@ -3,12 +3,20 @@
 same capture, less replay's read of the file.
 
     bench_python_judge.py CAPTURE [REPS] [--json OUT]
+    bench_python_judge.py make INPUTS OUT
+
 
 CAPTURE is made by `admit-kernel capture synth -o CAPTURE --with-outputs`
 (the full-size case: --tokens 1024 --channels 3072 --out-features 12288,
 FLUX.1's MLP up-projection: x 1024 x 3072 bf16, w 12288 x 3072, bias,
 tanh-GELU, every registered implementation as a candidate and the special
-cases). Its tensors are read once with h5py into NumPy arrays (a user's
+cases; at full size its bf16-accumulation candidate alone takes about
+15 CPU-minutes to synthesize). `make` is the quicker way to a capture of
+the same size: INPUTS from `capture synth` without --with-outputs (x, w
+and bias only), OUT the same inputs with the eager path's output as the
+reference (the GEMM and bias in fp32, rounded to bf16, then GELU in fp32,
+rounded) and the fused epilogue's as the one candidate (one rounding at
+the end), written uncompressed with admit.write_capture. Its tensors are read once with h5py into NumPy arrays (a user's
 tensors in memory; not timed), then, REPS times (default 3), alternating:
 
     admit.judge(...)                          in this process, perf_counter around the call
@@ -54,9 +62,12 @@ def _group(g):
     return {k: _tensor(g[k]) for k in g} if g is not None else {}
 
 
-def read(path):
+def read(path, outputs=True):
     """judge()'s arguments from a capture file, read with h5py."""
     with h5py.File(path, "r") as f:
+        if not outputs:
+            return dict(op=_text(f.attrs["op"]), params=_text(f.attrs.get("op_params", "{}")),
+                        inputs=_group(f["inputs"]))
         special = {}
         for case in (f["special"] if "special" in f else {}):
             cg = f["special"][case]
@@ -70,6 +81,35 @@ def read(path):
             special[case] = spec
         return dict(op=_text(f.attrs["op"]), params=_text(f.attrs.get("op_params", "{}")), inputs=_group(f["inputs"]),
                     reference=_tensor(f["reference"]), candidates=_group(f["candidates"]), special=special or None)
+
+
+def _bf16(a):
+    u = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    return ((u + np.uint32(0x7FFF) + ((u >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
+
+
+def _f32(bits):
+    return (np.asarray(bits, dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def _gelu_tanh(v):
+    v = v.astype(np.float32)
+    return (np.float32(0.5) * v * (np.float32(1) + np.tanh(np.float32(0.7978845608028654) *
+                                                        (v + np.float32(0.044715) * v * v * v)))).astype(np.float32)
+
+
+def make(inputs, out):
+    kw = read(inputs, outputs=False)
+    if kw["op"] != "linear+gelu":
+        sys.exit(f"{inputs}: a linear+gelu capture from capture synth, not {kw['op']}")
+    x, w, b = (kw["inputs"][k].array for k in ("x", "w", "bias"))
+    acc = _f32(x) @ _f32(w).T + _f32(b)
+    ref = _bf16(_gelu_tanh(_f32(_bf16(acc))))
+    fused = _bf16(_gelu_tanh(acc))
+    admit.write_capture(out, "linear+gelu", params=kw["params"], inputs=kw["inputs"], reference=admit.Bits(ref, "bf16"),
+                        candidates={"fused_epilogue": admit.Bits(fused, "bf16")}, model="synthetic",
+                        source=f"bench_python_judge.py make {inputs}", compression=False)
+    print(f"wrote {out}")
 
 
 def _wall(cmd):
@@ -87,6 +127,9 @@ def main(argv):
         i = args.index("--json")
         out = args[i + 1]
         del args[i:i + 2]
+    if len(args) == 3 and args[0] == "make":
+        make(args[1], args[2])
+        return 0
     if not args or args[0].startswith("-"):
         sys.stderr.write(__doc__)
         return 2
