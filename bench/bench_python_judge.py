@@ -24,13 +24,17 @@ tensors in memory; not timed), then, REPS times (default 3), alternating:
     admit-kernel capture validate CAPTURE     a whole process: the sandboxed read of the
                                               file and the catalog checks replay makes first
 
-and reports the medians, replay less validate (replay's work past its
-read of the file) and admit.judge against it. The verdicts of both paths
+and reports the medians of wall and CPU time (CPU: this process's for
+admit.judge, its threads included; the children's, the sandboxed reader
+included, for the CLI), replay less validate (replay's work past its read
+of the file) and admit.judge against it; on a shared machine the CPU
+times are the steadier. The verdicts of both paths
 are checked equal (every field of the JSON rows but the source).
 Needs the package on PYTHONPATH (BUILD/python) and ADMIT_KERNEL (default
 BUILD/admit-kernel beside that package)."""
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -112,13 +116,19 @@ def make(inputs, out):
     print(f"wrote {out}")
 
 
+def _children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def _wall(cmd):
-    t0 = time.perf_counter()
+    """(wall seconds, CPU seconds of the process and the children it waited for)"""
+    t0, c0 = time.perf_counter(), _children_cpu()
     r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    dt = time.perf_counter() - t0
+    dt, dc = time.perf_counter() - t0, _children_cpu() - c0
     if r.returncode not in (0, 1):
         sys.exit(f"{' '.join(cmd)}: exit {r.returncode}: {r.stderr}")
-    return dt
+    return dt, dc
 
 
 def main(argv):
@@ -143,32 +153,43 @@ def main(argv):
     shape = f"x {'x'.join(map(str, np.shape(x.array if isinstance(x, admit.Bits) else x)))}, " \
             f"w {'x'.join(map(str, np.shape(kw['inputs']['w'].array)))}, {len(kw['candidates'])} candidates"
     print(f"{path}: {kw['op']} {shape}; read into memory with h5py in {t_read:.2f} s (not timed below)", flush=True)
-    judge_s, replay_s, validate_s = [], [], []
+    wall = {"judge": [], "replay": [], "validate": []}
+    cpu = {"judge": [], "replay": [], "validate": []}
     with tempfile.TemporaryDirectory() as tmp:
         rep_json = os.path.join(tmp, "replay.json")
         for r in range(reps):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             got = admit.judge(**kw)
-            judge_s.append(time.perf_counter() - t0)
-            replay_s.append(_wall([kernel, "replay", path, "--json", rep_json]))
-            validate_s.append(_wall([kernel, "capture", "validate", path]))
-            print(f"rep {r + 1}: admit.judge {judge_s[-1]:.3f} s, replay {replay_s[-1]:.3f} s, "
-                  f"validate {validate_s[-1]:.3f} s", flush=True)
+            wall["judge"].append(time.perf_counter() - t0)
+            cpu["judge"].append(time.process_time() - c0)
+            for k, cmd in (("replay", [kernel, "replay", path, "--json", rep_json]),
+                           ("validate", [kernel, "capture", "validate", path])):
+                w, c = _wall(cmd)
+                wall[k].append(w)
+                cpu[k].append(c)
+            print(f"rep {r + 1}: admit.judge {wall['judge'][-1]:.3f} s ({cpu['judge'][-1]:.3f} CPU), "
+                  f"replay {wall['replay'][-1]:.3f} s ({cpu['replay'][-1]:.3f} CPU), "
+                  f"validate {wall['validate'][-1]:.3f} s ({cpu['validate'][-1]:.3f} CPU)", flush=True)
         with open(rep_json) as f:
             want = json.load(f)["results"]
     same = len(want) == len(got) and all(dict(got[w["candidate"]].raw, source=w["source"]) == w for w in want)
-    med = {k: statistics.median(v) for k, v in (("judge", judge_s), ("replay", replay_s), ("validate", validate_s))}
+    med = {k: statistics.median(v) for k, v in wall.items()}
+    cmed = {k: statistics.median(v) for k, v in cpu.items()}
     beyond_read = med["replay"] - med["validate"]
+    cbeyond = cmed["replay"] - cmed["validate"]
     result = {
         "capture": os.path.abspath(path), "op": kw["op"], "shape": shape, "reps": reps,
-        "seconds": {"admit_judge": judge_s, "replay": replay_s, "validate": validate_s},
-        "median_s": med, "replay_less_read_s": beyond_read,
-        "judge_over_replay_less_read": med["judge"] / beyond_read if beyond_read > 0 else None,
-        "verdicts_equal": same, "verdicts": {n: v.tier for n, v in got.items()},
+        "wall_s": wall, "cpu_s": cpu, "median_wall_s": med, "median_cpu_s": cmed,
+        "replay_less_read_wall_s": beyond_read, "replay_less_read_cpu_s": cbeyond,
+        "judge_over_replay_less_read_wall": med["judge"] / beyond_read if beyond_read > 0 else None,
+        "judge_over_replay_less_read_cpu": cmed["judge"] / cbeyond if cbeyond > 0 else None,
+        "load_average": os.getloadavg(), "verdicts_equal": same, "verdicts": {n: v.tier for n, v in got.items()},
     }
-    print(f"medians: admit.judge {med['judge']:.3f} s; replay {med['replay']:.3f} s less validate "
-          f"{med['validate']:.3f} s = {beyond_read:.3f} s; ratio {result['judge_over_replay_less_read']:.3f}; "
-          f"verdicts equal: {same}")
+    print(f"medians, wall: admit.judge {med['judge']:.3f} s; replay {med['replay']:.3f} s less validate "
+          f"{med['validate']:.3f} s = {beyond_read:.3f} s; ratio {result['judge_over_replay_less_read_wall']:.3f}")
+    print(f"medians, CPU:  admit.judge {cmed['judge']:.3f} s; replay {cmed['replay']:.3f} s less validate "
+          f"{cmed['validate']:.3f} s = {cbeyond:.3f} s; ratio {result['judge_over_replay_less_read_cpu']:.3f}")
+    print(f"verdicts equal: {same}; load average at the end {os.getloadavg()}")
     if out:
         with open(out, "w") as f:
             json.dump(result, f, indent=1)
