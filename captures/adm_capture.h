@@ -123,9 +123,22 @@ ADM_API adm_named_tensor adm_capture_special_candidate(const adm_capture *c, int
 
 /* ---- building and writing */
 ADM_API adm_status adm_capture_create(const char *op, const char *params_json, adm_capture **out);
+/* A capture over the caller's own tensors, built in memory with no file:
+ * as adm_capture_create, but every tensor given to it afterwards (inputs,
+ * reference, candidates, oracle, special cases) is borrowed, not copied.
+ * The capture reads each where it lies, with its strides (any: 0,
+ * negative, transposed), after checking it as adm_tensor_wrap checks a
+ * view (every element it addresses within its capacity) and that its data
+ * is there and aligned to its element size; the caller keeps the storage
+ * alive and unchanged until adm_capture_free. It validates, judges
+ * (adm_harness_replay, adm_report_add_replay) and writes
+ * (adm_capture_write) exactly as the same tensors written to a file and
+ * read back. Computes nothing. */
+ADM_API adm_status adm_capture_create_borrowed(const char *op, const char *params_json, adm_capture **out);
 ADM_API adm_status adm_capture_set_provenance(adm_capture *c, const char *model, const char *layer,
                                               int64_t step, const char *source);
-/* Each add copies the tensor (contiguous) into the capture. */
+/* Each add copies the tensor (contiguous) into the capture; a borrowed
+ * capture's keeps a view of it. */
 ADM_API adm_status adm_capture_add_input(adm_capture *c, const char *name, const adm_tensor *t);
 ADM_API adm_status adm_capture_set_reference(adm_capture *c, const adm_tensor *t);
 ADM_API adm_status adm_capture_add_candidate(adm_capture *c, const char *name, const adm_tensor *t);

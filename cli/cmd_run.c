@@ -248,22 +248,11 @@ int adm_cmd_table(int argc, char **argv)
         snprintf(t, sizeof t, "those of its %d entries, relative to its folder", tr.n);
         adm_report_set_context(rep, "captures", t);
     }
-    for (int i = 0; i < tr.n; i++) {
-        const adm_table_entry *e = &tr.entries[i];
-        if (e->error) { /* a capture or plugin that failed this entry alone */
-            fprintf(stderr, "admit-kernel: %s\n", e->error);
-            if (adm_report_add_error(rep, e->name, e->op, e->candidate, e->error_status, e->error, &e->declared) != ADM_OK) {
-                rc = adm_cli_fail();
-                goto done;
-            }
-            continue;
-        }
-        if (adm_report_add(rep, e->name, e->op, e->candidate, &e->verdict, e->mpfr_refined, &e->declared) != ADM_OK ||
-            adm_report_set_evidence(rep, e->per_capture, e->ncaptures, &e->required) != ADM_OK ||
-            adm_report_set_entry(rep, e->description, e->static_decl, e->reader) != ADM_OK) {
-            rc = adm_cli_fail();
-            goto done;
-        }
+    for (int i = 0; i < tr.n; i++) /* a capture or plugin that failed this entry alone */
+        if (tr.entries[i].error) fprintf(stderr, "admit-kernel: %s\n", tr.entries[i].error);
+    if (adm_report_add_table(rep, &tr) != ADM_OK) {
+        rc = adm_cli_fail();
+        goto done;
     }
     rc = adm_cli_finish_report(rep, json_out, junit, html);
 done:

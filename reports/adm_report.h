@@ -79,6 +79,28 @@ ADM_API adm_status adm_report_add_error(adm_report *r, const char *source, const
  * reports (a fusion table's entries). */
 ADM_API adm_status adm_report_set_evidence(adm_report *r, const adm_capture_summary *per_capture, int n,
                                            const adm_power *required);
+/* What `admit-kernel replay` reports for captures already in memory (read,
+ * or built over the caller's tensors with adm_capture_create_borrowed):
+ * each capture checked as replay checks what it reads (adm_env_check,
+ * adm_capture_validate, replay's budget: adm_plan_init(ADM_PLAN_REPLAY),
+ * adm_plan_check), its candidates judged (adm_harness_replay, the default
+ * oracle and gates), one row each with labels[i] as the source (NULL, or
+ * labels NULL: "capture i", from 1), then for a candidate (one op, one
+ * name) found in several captures a row "pooled (N captures)" judged on
+ * their pooled evidence (adm_verdict_pool_add, _finish). The rows, numbers
+ * and power are replay's for the same data; no claims are set. All or
+ * nothing: the first capture that fails stops it with its status and
+ * message (prefixed with its label), and no row is added. In the default
+ * floating-point environment. */
+ADM_API adm_status adm_report_add_replay(adm_report *r, const struct adm_capture *const *captures,
+                                         const char *const *labels, int n);
+/* The rows `admit-kernel table` reports for a measured fusion table: an
+ * entry's verdict with its declared tier as the claim and its evidence
+ * (adm_report_set_evidence), or its error row. All or nothing. */
+ADM_API adm_status adm_report_add_table(adm_report *r, const adm_table_result *t);
+/* The JSON report (what adm_report_write_json writes) as text, owned by
+ * the report: valid until the next call or adm_report_free. */
+ADM_API adm_status adm_report_json(adm_report *r, const char **text);
 /* 1 when some row is an error: the command exits 2 after its reports. */
 ADM_API int adm_report_any_error(const adm_report *r);
 ADM_API int adm_report_count(const adm_report *r);

@@ -2,6 +2,8 @@
  * JUnit XML, and writing them all or nothing (the HTML page:
  * report_html.c). */
 #include "report_internal.h"
+#include "adm_capture.h"
+#include "adm_fpenv.h"
 #include "adm_commit.h" /* ADM_GIT_COMMIT, written at build time (cmake/commit_stamp.cmake) */
 
 #include <errno.h>
@@ -27,10 +29,10 @@ adm_status adm_report_create(const char *title, adm_report **out)
     return ADM_OK;
 }
 
-void adm_report_free(adm_report *r)
+/* Drops the rows from the n-th on. */
+static void truncate_rows(adm_report *r, int n)
 {
-    if (!r) return;
-    for (int i = 0; i < r->n; i++) {
+    for (int i = n; i < r->n; i++) {
         free(r->rows[i].source);
         free(r->rows[i].op);
         free(r->rows[i].candidate);
@@ -40,8 +42,16 @@ void adm_report_free(adm_report *r)
         free(r->rows[i].static_decl);
         free(r->rows[i].reader);
     }
+    if (n < r->n) r->n = n;
+}
+
+void adm_report_free(adm_report *r)
+{
+    if (!r) return;
+    truncate_rows(r, 0);
     free(r->rows);
     free(r->title);
+    free(r->json);
     for (int i = 0; i < r->nctx; i++) {
         free(r->ctx_key[i]);
         free(r->ctx_val[i]);
@@ -197,6 +207,111 @@ adm_status adm_report_add_error(adm_report *r, const char *source, const char *o
     r->rows[r->n - 1].error = msg;
     r->rows[r->n - 1].error_status = status == ADM_OK ? ADM_ERR_INTERNAL : status;
     return ADM_OK;
+}
+
+/* ------------------------------------------------------------ in memory */
+
+/* One candidate (one op, one name) pooled over the captures it is in. */
+typedef struct replay_pool {
+    const char *op, *name;
+    adm_verdict acc;
+    int count;
+    int64_t refined;
+} replay_pool;
+
+ADM_FPENV_BODY
+static adm_status add_replay_body(adm_report *r, const adm_capture *const *captures, const char *const *labels, int n,
+                                  char (*dflt)[32])
+{
+    adm_replay_result *res = NULL;
+    replay_pool *pools = NULL;
+    adm_plan plan;
+    adm_status st = ADM_OK;
+    int npool = 0, maxpool = 0, done = 0, start = r->n;
+    if (n < 1 || !captures) return ADM_FAIL(ADM_ERR_INVALID, "replay: no captures to judge");
+    ADM_TRY(adm_env_check());
+    ADM_TRY(adm_plan_init(&plan, ADM_PLAN_REPLAY));
+    for (int i = 0; i < n; i++) {
+        if (!captures[i]) return ADM_FAIL(ADM_ERR_INVALID, "replay: capture %d is NULL", i + 1);
+        maxpool += adm_capture_candidate_count(captures[i]);
+    }
+    res = calloc((size_t)n, sizeof *res);
+    pools = calloc((size_t)(maxpool ? maxpool : 1), sizeof *pools);
+    if (!res || !pools) { st = ADM_FAIL(ADM_ERR_NOMEM, "replay: out of memory for %d captures", n); goto out; }
+    /* as admit-kernel replay does with each capture it has read */
+    for (int i = 0; i < n; i++) {
+        const adm_capture *c = captures[i];
+        const char *label = labels && labels[i] ? labels[i] : dflt[i];
+        if ((st = adm_capture_validate(c)) != ADM_OK || (st = adm_plan_check(c, &plan)) != ADM_OK ||
+            (st = adm_harness_replay(c, NULL, NULL, &res[i])) != ADM_OK) {
+            adm_error_prefix("%s: ", label);
+            goto out;
+        }
+        done = i + 1;
+        for (int k = 0; k < res[i].n; k++) {
+            int p = 0;
+            while (p < npool && (strcmp(pools[p].op, adm_capture_op(c)) || strcmp(pools[p].name, res[i].names[k]))) p++;
+            if (p == npool) {
+                pools[p].op = adm_capture_op(c);
+                pools[p].name = res[i].names[k];
+                npool++;
+            }
+            adm_verdict_pool_add(&pools[p].acc, &res[i].verdicts[k], label);
+            pools[p].count++;
+            pools[p].refined += res[i].mpfr_refined;
+        }
+    }
+    for (int p = 0; p < npool; p++)
+        if (pools[p].count > 1) adm_verdict_pool_finish(&pools[p].acc, NULL);
+    /* the rows: each capture's verdicts, then the pooled ones */
+    for (int i = 0; i < n && st == ADM_OK; i++)
+        for (int k = 0; k < res[i].n && st == ADM_OK; k++)
+            st = adm_report_add(r, labels && labels[i] ? labels[i] : dflt[i], adm_capture_op(captures[i]),
+                                res[i].names[k], &res[i].verdicts[k], res[i].mpfr_refined, NULL);
+    for (int p = 0; p < npool && st == ADM_OK; p++) {
+        char src[64];
+        if (pools[p].count < 2) continue;
+        snprintf(src, sizeof src, "pooled (%d captures)", pools[p].count);
+        st = adm_report_add(r, src, pools[p].op, pools[p].name, &pools[p].acc, pools[p].refined, NULL);
+    }
+    if (st != ADM_OK) truncate_rows(r, start);
+out:
+    for (int i = 0; res && i < done; i++) adm_replay_result_free(&res[i]);
+    free(res);
+    free(pools);
+    return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_report_add_replay(adm_report *r, const adm_capture *const *captures, const char *const *labels, int n)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    char (*dflt)[32] = NULL;
+    if (n > 0 && !(dflt = calloc((size_t)n, sizeof *dflt))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) snprintf(dflt[i], sizeof dflt[i], "capture %d", i + 1);
+    adm_fpenv_enter(&fe);
+    rv = add_replay_body(r, captures, labels, n, dflt);
+    adm_fpenv_leave(&fe);
+    free(dflt);
+    return rv;
+}
+
+adm_status adm_report_add_table(adm_report *r, const adm_table_result *t)
+{
+    int start = r->n;
+    adm_status st = ADM_OK;
+    for (int i = 0; i < t->n && st == ADM_OK; i++) {
+        const adm_table_entry *e = &t->entries[i];
+        if (e->error) /* a capture or plugin that failed this entry alone */
+            st = adm_report_add_error(r, e->name, e->op, e->candidate, e->error_status, e->error, &e->declared);
+        else if ((st = adm_report_add(r, e->name, e->op, e->candidate, &e->verdict, e->mpfr_refined, &e->declared)) ==
+                     ADM_OK &&
+                 (st = adm_report_set_evidence(r, e->per_capture, e->ncaptures, &e->required)) == ADM_OK)
+            st = adm_report_set_entry(r, e->description, e->static_decl, e->reader);
+    }
+    if (st != ADM_OK) truncate_rows(r, start);
+    return st;
 }
 
 int adm_report_any_error(const adm_report *r)
@@ -776,6 +891,18 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
     if (!text) return ADM_FAIL(ADM_ERR_NOMEM, "JSON report: out of memory");
     *out = text;
     *len = strlen(text);
+    return ADM_OK;
+}
+
+adm_status adm_report_json(adm_report *r, const char **text)
+{
+    char *t;
+    size_t len;
+    *text = NULL;
+    ADM_TRY(render_json(r, &t, &len));
+    free(r->json);
+    r->json = t;
+    *text = t;
     return ADM_OK;
 }
 

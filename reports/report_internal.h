@@ -16,6 +16,7 @@ struct adm_report {
     adm_report_row *rows;
     int n, cap;
     int width, color; /* the terminal's */
+    char *json;       /* adm_report_json's text, until the next call */
 };
 
 /* The last path component. */
