@@ -48,6 +48,12 @@ int adm_cli_set_budget(const char *option, const char *v);
     "  --max-memory B     the most memory measuring a capture may need (default: half the machine's;\n"          \
     "                     ADM_MAX_MEMORY; K/M/G/T suffixes; 0: no limit); beyond it: exit 2 before reading\n"    \
     "  --max-work W       the most multiply-adds a capture may need (default 1e13, ADM_MAX_WORK; 0: no limit)\n"
+/* --unit-timeout v (seconds, 0: none) for an MPI job's units (cli/dist.h).
+ * Returns an exit code. */
+int adm_cli_set_unit_timeout(const char *v);
+#define ADM_CLI_MPI_HELP                                                                                          \
+    "  --unit-timeout S   under mpirun or srun: the most seconds a rank may take on one unit of work before it\n"  \
+    "                     is taken for stopped and the unit is handed to another rank (default 3600; 0: none)\n"
 /* Strict number parsing: the whole string, in range. */
 int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 int adm_cli_parse_f64(const char *s, double *out);
