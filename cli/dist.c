@@ -908,11 +908,11 @@ void adm_dist_run(const adm_dist_ops *ops, void *ctx, int n, const int64_t *size
                     if (g.peers[k].state == PEER_BUSY && g.peers[k].unit == u) r = k;
             }
             if (r >= 0)
-                snprintf(why, sizeof why, "not measured: the launcher ended the job (SIGTERM: a rank died, or the job "
-                         "was cancelled) while rank %d was measuring it", r);
+                snprintf(why, sizeof why, "the launcher ended the job (SIGTERM: a rank died, or the job was cancelled) "
+                         "while rank %d was measuring it", r);
             else
-                snprintf(why, sizeof why, "not measured: the launcher ended the job (SIGTERM: a rank died, or the job "
-                         "was cancelled) before it was handed out");
+                snprintf(why, sizeof why, "the launcher ended the job (SIGTERM: a rank died, or the job was cancelled) "
+                         "before it was handed out");
             ops->lost(ctx, u, why);
             s.state[u] = UNIT_DONE;
             left++;
