@@ -218,6 +218,14 @@ void adm_cli_report_context(adm_report *rep, const char *key, const char *value)
     adm_report_set_context(rep, "GPU", "-");
 }
 
+void adm_cli_report_dist_note(adm_report *rep)
+{
+    if (!adm_dist_note()[0]) return;
+    adm_cli_progress_done();
+    fprintf(stderr, "admit-kernel: %s\n", adm_dist_note());
+    adm_report_set_context(rep, "MPI", adm_dist_note());
+}
+
 int adm_cli_finish_report(adm_report *rep, const char *json, const char *junit, const char *html)
 {
     int written;

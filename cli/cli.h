@@ -70,6 +70,10 @@ struct adm_report;
 /* Sets key = value (key NULL: none) and the GPU's place in the report's
  * header. */
 void adm_cli_report_context(struct adm_report *rep, const char *key, const char *value);
+/* What an MPI job lost or measured again (cli/dist.h), as the report's
+ * "MPI" and a line on stderr; nothing when all went well, so that the
+ * reports are one process's. */
+void adm_cli_report_dist_note(struct adm_report *rep);
 /* Fills in the GPU, prints the report, writes the requested files (NULL:
  * none), and returns the exit code: 1 when a verdict breaks its claim, 2
  * when a file cannot be written. */

@@ -498,12 +498,7 @@ int adm_cmd_table(int argc, char **argv)
         snprintf(t, sizeof t, "those of its %d entries, relative to its folder", tr.n);
         adm_report_set_context(rep, "captures", t);
     }
-    /* what an MPI job lost or measured again; nothing when all went well,
-     * so that the reports are one process's */
-    if (adm_dist_note()[0]) {
-        fprintf(stderr, "admit-kernel: %s\n", adm_dist_note());
-        adm_report_set_context(rep, "MPI", adm_dist_note());
-    }
+    adm_cli_report_dist_note(rep);
     for (int i = 0; i < tr.n; i++) {
         const adm_table_entry *e = &tr.entries[i];
         if (e->error) { /* a capture or plugin that failed this entry alone */
