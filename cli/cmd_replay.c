@@ -171,7 +171,7 @@ static void replay_unit_done(void *ctx, int u, adm_dist_buf *b)
     }
 }
 
-static void replay_unit_lost(void *ctx, int u, const char *why)
+static int replay_unit_lost(void *ctx, int u, const char *why)
 {
     replay_job *j = ctx;
     char msg[1200];
@@ -179,6 +179,7 @@ static void replay_unit_lost(void *ctx, int u, const char *why)
     snprintf(msg, sizeof msg, "%s: %s", j->files[u], why);
     j->judged[u].status = ADM_ERR_IO;
     if (!(j->judged[u].error = adm_strdup(msg))) j->nomem = 1;
+    return 0;
 }
 
 static void replay_unit_name(void *ctx, int u, char *buf, size_t n)
@@ -190,7 +191,7 @@ static void replay_unit_name(void *ctx, int u, char *buf, size_t n)
 static void replay_progress(int done, int n, const char *name) { adm_cli_progress(done, n, name); }
 
 static const adm_dist_ops replay_ops = {replay_unit_describe, replay_unit_run, replay_unit_done, replay_unit_lost, NULL,
-                                        replay_unit_name};
+                                        replay_unit_name, NULL};
 
 int adm_cmd_replay(int argc, char **argv)
 {

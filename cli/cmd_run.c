@@ -345,7 +345,7 @@ static void table_unit_done(void *ctx, int u, adm_dist_buf *b)
     adm_unit_result_free(&r);
 }
 
-static void table_unit_lost(void *ctx, int u, const char *why)
+static int table_unit_lost(void *ctx, int u, const char *why)
 {
     table_job *j = ctx;
     adm_unit_result r;
@@ -357,6 +357,7 @@ static void table_unit_lost(void *ctx, int u, const char *why)
     put_unit_result(&b, &r);
     table_unit_keep(j, u, b.p, b.len, 1);
     adm_dist_buf_free(&b);
+    return 0;
 }
 
 static int table_unit_needed(void *ctx, int u)
@@ -372,7 +373,7 @@ static void table_unit_name(void *ctx, int u, char *buf, size_t n)
 }
 
 static const adm_dist_ops table_ops = {table_unit_describe, table_unit_run, table_unit_done, table_unit_lost,
-                                       table_unit_needed, table_unit_name};
+                                       table_unit_needed, table_unit_name, NULL};
 
 /* Rank 0 of an MPI job: the table read and checked here, its units
  * measured over the ranks, each entry assembled in capture order. */

@@ -524,6 +524,7 @@ int adm_dist_serve(const adm_dist_ops *ops)
         }
     }
 done:
+    if (ops && ops->release) ops->release();
     adm_dist_buf_free(&in);
     adm_dist_buf_free(&out);
     return rc;
@@ -657,8 +658,8 @@ static void unit_lost(sched *s, int u, const char *why)
 {
     char nm[512];
     unit_name(s, u, nm, sizeof nm);
-    note_add("%s was lost", nm);
-    s->ops->lost(s->ctx, u, why);
+    if (s->ops->lost(s->ctx, u, why)) note_add("%s is measured on rank 0 after the others", nm);
+    else note_add("%s was lost", nm);
     resolve(s, u);
 }
 
@@ -913,14 +914,15 @@ void adm_dist_run(const adm_dist_ops *ops, void *ctx, int n, const int64_t *size
             else
                 snprintf(why, sizeof why, "the launcher ended the job (SIGTERM: a rank died, or the job was cancelled) "
                          "before it was handed out");
-            ops->lost(ctx, u, why);
+            left += !ops->lost(ctx, u, why);
             s.state[u] = UNIT_DONE;
-            left++;
         }
         g.lost_any = 1;
         note_add("the launcher ended the job (SIGTERM: a rank died, or the job was cancelled) with %d unit%s not "
                  "measured", left, left == 1 ? "" : "s");
     }
+    /* rank 0's thread is idle unless it was lost with a unit */
+    if (ops->release && !local.lost) ops->release();
 out:
     adm_dist_buf_free(&in);
     adm_dist_buf_free(&setup);

@@ -66,13 +66,18 @@ typedef struct adm_dist_ops {
     /* the result of a unit, exactly once per unit that was run (late
      * results of a unit that was handed out again are dropped) */
     void (*done)(void *ctx, int unit, adm_dist_buf *result);
-    /* a unit no rank could measure (why: a sentence), instead of done */
-    void (*lost)(void *ctx, int unit, const char *why);
+    /* a unit no rank could measure (why: a sentence), instead of done;
+     * returns 1 when rank 0 will measure it itself afterwards (the note
+     * then says so), 0 when it is lost */
+    int (*lost)(void *ctx, int unit, const char *why);
     /* 0 when the unit is no longer wanted (an earlier capture of its entry
      * failed); may be NULL */
     int (*needed)(void *ctx, int unit);
     /* "entry 'x' captures[2]", for messages */
     void (*name)(void *ctx, int unit, char *buf, size_t n);
+    /* what run kept between units (a cache), given back when a rank has
+     * no more units; may be NULL */
+    void (*release)(void);
 } adm_dist_ops;
 
 /* The most seconds a rank may take on one unit before it is taken for
