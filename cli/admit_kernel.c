@@ -332,7 +332,7 @@ static int dispatch(int argc, char **argv)
         if (argc > 2 && strcmp(argv[2], "--help") && strcmp(argv[2], "-h"))
             return adm_cli_usage_error("version: unexpected argument '%s'", argv[2]);
         if (argc > 2) {
-            puts("usage: admit-kernel version\n\nPrints the version and what this build can run (CUDA, the GPU).");
+            puts("usage: admit-kernel version\n\nPrints the version and what this build can run (CUDA, the GPU, MPI; under mpirun\nor srun, where each rank runs).");
             return ADM_EXIT_OK;
         }
         return cmd_version();
