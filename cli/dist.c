@@ -274,6 +274,7 @@ static struct {
     int64_t unit_timeout;
     peer *peers;            /* rank 0: size of them */
     int lost_any;           /* a rank was lost: end the job with MPI_Abort */
+    int said_hello;         /* ranks > 0: HELLO sent (every rank sends one, rank 0 counts on it) */
     char note[4096];
 } g = {.unit_timeout = ADM_DIST_UNIT_TIMEOUT_DEFAULT};
 
@@ -485,16 +486,30 @@ static void take_setup(adm_dist_buf *b)
     }
 }
 
-int adm_dist_serve(const adm_dist_ops *ops)
+/* A rank's first word to rank 0: its build and where it runs. Sent once,
+ * also by a rank that stops before serving (its command line refused), so
+ * that rank 0 knows every rank started. */
+static int say_hello(void)
 {
-    adm_dist_buf in = {.msg = 1}, out = {.msg = 1};
+    adm_dist_buf out = {.msg = 1};
     char fp[160];
-    int rc = ADM_EXIT_INPUT;
-    if (!adm_dist_active()) return ADM_EXIT_OK;
+    int ok;
+    if (g.said_hello) return 1;
+    g.said_hello = 1;
     fingerprint(fp, sizeof fp);
     adm_dist_put_str(&out, fp);
     adm_dist_put_str(&out, g.binding);
-    if (out.failed || MPI_Send(out.p, (int)out.len, MPI_BYTE, 0, TAG_HELLO, g.comm) != MPI_SUCCESS) goto done;
+    ok = !out.failed && MPI_Send(out.p, (int)out.len, MPI_BYTE, 0, TAG_HELLO, g.comm) == MPI_SUCCESS;
+    adm_dist_buf_free(&out);
+    return ok;
+}
+
+int adm_dist_serve(const adm_dist_ops *ops)
+{
+    adm_dist_buf in = {.msg = 1}, out = {.msg = 1};
+    int rc = ADM_EXIT_INPUT;
+    if (!adm_dist_active()) return ADM_EXIT_OK;
+    if (!say_hello()) goto done;
     if (g.threads > 0) omp_set_num_threads(g.threads);
     for (;;) {
         int src, tag, got = try_recv(0, &in, &src, &tag);
@@ -986,9 +1001,33 @@ int adm_dist_end(int rc)
         fflush(stderr);
         if (terminated) _exit(rc); /* the launcher is ending the job: its reports are written */
         peers_alloc();
+        {
+            /* every rank says hello once: one that never does within the
+             * unit time limit (60 s at most) is taken for stopped */
+            adm_dist_buf in = {.msg = 1};
+            double limit = g.unit_timeout > 0 && g.unit_timeout < 60 ? (double)g.unit_timeout : 60;
+            int silent = 1;
+            while (g.peers && silent && now() - start < limit) {
+                int src, tag, got;
+                silent = 0;
+                for (int r = 1; r < g.size; r++) silent |= g.peers[r].state == PEER_SILENT;
+                if (!silent) break;
+                if ((got = try_recv(MPI_ANY_SOURCE, &in, &src, &tag)) < 0) break;
+                if (got == 0) nap();
+                else if (tag == TAG_HELLO && src > 0 && src < g.size && g.peers[src].state == PEER_SILENT)
+                    hello(src, &in, NULL);
+            }
+            adm_dist_buf_free(&in);
+            for (int r = 1; g.peers && r < g.size; r++)
+                if (g.peers[r].state == PEER_SILENT) {
+                    g.peers[r].state = PEER_LOST;
+                    note_add("rank %d never started (no word within %.0f s)", r, limit);
+                }
+            start = now();
+        }
         for (int r = 1; g.peers && r < g.size; r++) {
             peer *p = &g.peers[r];
-            if (p->state == PEER_LOST || p->state == PEER_REFUSED) continue;
+            if (p->state == PEER_LOST) continue;
             /* a send still in flight to a rank that never asked for more
              * (no hello yet) is given the time below, then left */
             if (sent(r) != 1) continue;
@@ -1000,7 +1039,7 @@ int adm_dist_end(int rc)
             pending = 0;
             for (int r = 1; g.peers && r < g.size; r++) {
                 int k;
-                if (g.peers[r].state == PEER_LOST || g.peers[r].state == PEER_REFUSED) continue;
+                if (g.peers[r].state == PEER_LOST) continue;
                 if ((k = sent(r)) < 0) g.peers[r].state = PEER_LOST;
                 else pending |= !k;
             }
@@ -1030,6 +1069,7 @@ int adm_dist_end(int rc)
         adm_dist_buf_free(&local.job);
         adm_dist_buf_free(&local.result);
     }
+    if (g.size > 1 && g.rank > 0) say_hello();
     if (g.comm != MPI_COMM_WORLD) MPI_Comm_free(&g.comm);
     MPI_Finalize();
     g.on = 0;
