@@ -1,23 +1,24 @@
 #!/bin/sh
 # admit-kernel under Open MPI (issue 19), on the CPU, as root:
-#   same N  table, replay and drift over N ranks write the reports one
-#           process writes, byte for byte (JSON, JUnit, HTML, terminal,
+#   same    table, replay and drift over 2 and 3 ranks write the reports
+#           one process writes, byte for byte (JSON, JUnit, HTML, terminal,
 #           history), with the same exit status and messages; version names
 #           each rank's GPU (none here) and threads
 #   kill    a rank killed mid-run: the job ends, and the report rank 0 writes
-#           names the units that were not measured (mpirun ends the job);
-#           under --enable-recovery the unit is measured again elsewhere
+#           names the units that were not measured (mpirun ends the job)
 #   stop    a rank stopped mid-run (SIGSTOP): past --unit-timeout its unit
 #           is measured again elsewhere, the verdicts are one process's, the
 #           report names the rank and the unit, the exit status is the
 #           verdicts', and the stopped rank does not outlive the job
-# Usage: cli_mpi.sh MODE [N] ADMIT MPIEXEC WORKDIR SRCDIR PLUGINDIR
+#   gpu     on a machine with NVIDIA GPUs: each of 2 ranks binds a GPU of
+#           its own; skipped (77) without GPUs
+# Skipped (77) when admit-kernel is built without MPI or there is no mpiexec.
+# Usage: cli_mpi.sh MODE ADMIT MPIEXEC WORKDIR SRCDIR PLUGINDIR
 set -u
-mode=$1; shift
-n=2
-[ "$mode" = same ] && { n=$1; shift; }
-admit=$1 mpiexec=$2 work=$3 src=$4 plug=$5
+mode=$1 admit=$2 mpiexec=$3 work=$4 src=$5 plug=$6
 rm -rf "$work" && mkdir -p "$work" || exit 1
+if ! "$admit" version | grep -q '^mpi: built'; then echo "cli_mpi: admit-kernel is built without MPI: skipped"; exit 77; fi
+if ! command -v "$mpiexec" > /dev/null; then echo "cli_mpi: no mpiexec ('$mpiexec'): skipped"; exit 77; fi
 . "$(dirname "$0")/cli_lib.sh"
 cd "$work" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -81,22 +82,22 @@ echo "{\"admit_fusion_table\": 1, \"fusions\": [$entries]}" > slow.json
 
 case $mode in
 same)
-    mkdir one many
+    mkdir one 2 3
     # version: the ranks, where each runs, no GPU here
     expect 0 "mpi: built" -- "$admit" version
-    if [ -d /proc/driver/nvidia/gpus ]; then gpu="GPU 0 of"; else gpu="no GPU"; fi
-    expect 0 "mpi: rank 0 of $n" "mpi: rank $((n - 1)) of $n" "local rank $((n - 1)) of $n, $gpu" "thread" -- \
-        mpirun -np "$n" "$admit" version
+    if [ -d /proc/driver/nvidia/gpus ]; then gpu="GPU 2 of"; else gpu="no GPU"; fi
+    expect 0 "mpi: rank 0 of 3" "mpi: rank 2 of 3" "local rank 2 of 3, $gpu" "thread" -- \
+        mpirun -np 3 "$admit" version
     # the launcher's CUDA_VISIBLE_DEVICES: one device each, by the local rank
-    expect 0 "local rank 0 of $n, GPU 7 of CUDA_VISIBLE_DEVICES=7,9" "local rank 1 of $n, GPU 9 of CUDA_VISIBLE_DEVICES=7,9" -- \
-        env CUDA_VISIBLE_DEVICES=7,9 "$mpiexec" --oversubscribe -np "$n" "$admit" version
+    expect 0 "local rank 0 of 2, GPU 7 of CUDA_VISIBLE_DEVICES=7,9" "local rank 1 of 2, GPU 9 of CUDA_VISIBLE_DEVICES=7,9" -- \
+        env CUDA_VISIBLE_DEVICES=7,9 "$mpiexec" --oversubscribe -np 2 "$admit" version
     # a usage error: every rank stops, rank 0 alone says why
-    mpirun -np "$n" "$admit" table --json x.json > usage.out 2>&1
+    mpirun -np 2 "$admit" table --json x.json > usage.out 2>&1
     check "a usage error exits 2 under mpirun" test $? = 2
     check "a usage error is said once, by rank 0" test "$(grep -c 'table: expected a FILE' usage.out)" = 1
 
-    for dir in one many; do
-        [ $dir = one ] && run="" || run="mpirun -np $n"
+    for dir in one 2 3; do
+        [ $dir = one ] && run="" || run="mpirun -np $dir"
         $run "$admit" table table.json --json $dir/t.json --junit $dir/t.xml --html $dir/th > $dir/t.txt 2> $dir/t.err
         echo $? > $dir/t.rc
         $run "$admit" replay "$D/row_sum_fp32.h5" "$D/vae_rmsnorm_silu.h5" "$D/dit_rmsnorm.h5" "$D/row_sum_fp32.h5" \
@@ -104,12 +105,13 @@ same)
             --json $dir/r.json --junit $dir/r.xml --html $dir/rh > $dir/r.txt 2> $dir/r.err
         echo $? > $dir/r.rc
     done
-    same_files one many t.json t.xml t.txt th/index.html t.rc r.json r.xml r.txt rh/index.html r.rc
+    for dir in one 2 3; do own_lines $dir/t.err > $dir/t.lines; own_lines $dir/r.err > $dir/r.lines; done
+    for n in 2 3; do
+        same_files one $n t.json t.xml t.txt th/index.html t.rc r.json r.xml r.txt rh/index.html r.rc t.lines r.lines
+    done
     check "table: exit 2 (a corrupt capture, a plugin that cannot load)" test "$(cat one/t.rc)" = 2
     check "replay: exit 2 (a corrupt capture)" test "$(cat one/r.rc)" = 2
-    own_lines one/t.err > one/t.lines; own_lines many/t.err > many/t.lines
-    own_lines one/r.err > one/r.lines; own_lines many/r.err > many/r.lines
-    same_files one many t.lines r.lines
+    check "the table pools an entry's 3 captures" grep -q "elements in 3 captures" one/t.txt
     check "the table's error rows say which capture" grep -q "fusions\[2\].captures\[1\]: entry 'seq_sum_corrupt'" one/t.lines
 
     # drift: arms from PNG and HDF5 files, pairs compared over the ranks
@@ -132,20 +134,22 @@ with h5py.File("arms.h5", "w") as f:
 PY
     A="--arm a=a.png --arm a2=a2.png --arm b=b.png --arm c=c.png --arm d=d.png --arm h=arms.h5:/a --control a:a2
        --band a:b --compare a:c --compare a:d --control a:h --commit x"
-    for dir in one many; do
-        [ $dir = one ] && run="" || run="mpirun -np $n"
+    for dir in one 2 3; do
+        [ $dir = one ] && run="" || run="mpirun -np $dir"
         $run "$admit" drift $A --json $dir/d.json --html $dir/dh --history $dir/d.jsonl > $dir/d.txt 2> $dir/d.err
         echo $? > $dir/d.rc
     done
-    same_files one many d.json d.txt d.jsonl d.rc dh/index.html
-    check "drift's images are one process's" diff -r one/dh many/dh
+    for n in 2 3; do
+        same_files one $n d.json d.txt d.jsonl d.rc dh/index.html
+        check "drift's images are one process's ($n ranks)" diff -r one/dh $n/dh
+    done
     check "drift: exit 1 (a pair outside the band)" test "$(cat one/d.rc)" = 1
-    finish "cli_mpi same $n"
+    finish "cli_mpi same"
     ;;
 kill)
     # under plain mpirun a rank that dies ends the job: rank 0 writes what it
     # has at once, the units not measured named in their entries' rows
-    mkdir k r
+    mkdir k
     export ADM_TEST_DIR=$work/k ADM_TEST_SLOW_RANK=1
     start=$(date +%s)
     mpirun_bg -np 2 --mca odls_base_sigkill_timeout 5 "$admit" table slow.json --json k/t.json > k/t.txt 2> k/t.err &
@@ -163,21 +167,6 @@ kill)
         grep -q "entry 'slow[0-2]': the launcher ended the job (SIGTERM: a rank died, or the job was cancelled) while rank 1 was measuring it" k/t.json
     check "the terminal report names it too" grep -q "while rank 1 was measuring it" k/t.txt
     check "rank 0 says what was not measured" grep -q "units\? not measured" k/t.err
-    # under --enable-recovery the job goes on: the dead rank's unit passes
-    # the time limit and is measured again (mpirun itself then exits 0
-    # whatever the ranks return: README)
-    export ADM_TEST_DIR=$work/r
-    ADM_TEST_SLOW_RANK=none "$admit" table slow.json --json r/one.json > r/one.txt 2>&1
-    mpirun_bg -np 2 --enable-recovery "$admit" table slow.json --unit-timeout 6 --json r/t.json > r/t.txt 2> r/t.err &
-    mp=$!
-    for i in $(seq 300); do [ -e r/slow.1 ] && break; sleep 0.1; done
-    pid=$(rank_pid $mp 1)
-    [ -n "$pid" ] && kill -9 "$pid"
-    wait $mp
-    results r/one.json > r/one.results; results r/t.json > r/t.results
-    check "the verdicts are one process's" cmp r/one.results r/t.results
-    check "the report names the rank and the unit measured again" \
-        grep -q "rank 1 passed the unit time limit of 6 s on entry 'slow[0-2]' captures\[[01]\] and was given no more work; entry 'slow[0-2]' captures\[[01]\] was measured again on rank 0" r/t.json
     finish "cli_mpi kill"
     ;;
 stop)
@@ -205,6 +194,18 @@ stop)
     for i in $(seq 50); do [ -e "/proc/$pid" ] || break; sleep 0.1; done
     check "the stopped rank did not outlive the job" test -n "$pid" -a ! -e "/proc/$pid"
     finish "cli_mpi stop"
+    ;;
+gpu)
+    # one GPU per rank: the driver's GPUs divided by the local rank
+    ngpu=$(ls /proc/driver/nvidia/gpus 2>/dev/null | wc -l)
+    if [ "$ngpu" -lt 1 ] || ! "$admit" version | grep -q "GPU"; then echo "cli_mpi gpu: no NVIDIA GPU: skipped"; exit 77; fi
+    unset CUDA_VISIBLE_DEVICES
+    if [ "$ngpu" -ge 2 ]; then
+        expect 0 "local rank 0 of 2, GPU 0 of $ngpu" "local rank 1 of 2, GPU 1 of $ngpu" -- mpirun -np 2 "$admit" version
+    else
+        expect 0 "local rank 0 of 2, GPU 0 of 1" "local rank 1 of 2, GPU 0 of 1" -- mpirun -np 2 "$admit" version
+    fi
+    finish "cli_mpi gpu"
     ;;
 *)
     echo "cli_mpi.sh: unknown mode $mode"; exit 2 ;;
