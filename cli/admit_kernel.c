@@ -1,5 +1,6 @@
 /* admit-kernel: the command line of admit. */
 #include "cli.h"
+#include "dist.h"
 #include "adm_cuda.h"
 #include "adm_report.h"
 
@@ -34,7 +35,8 @@ static const char usage[] =
 int adm_cli_fail(void)
 {
     adm_cli_progress_done();
-    fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
+    /* every rank parses the same command line: rank 0 alone says what is wrong */
+    if (adm_dist_rank() == 0) fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
     return ADM_EXIT_INPUT;
 }
 
@@ -49,6 +51,7 @@ int adm_cli_usage_error(const char *fmt, ...)
     va_list ap;
     char raw[ADM_CLI_TEXT_MAX];
     adm_cli_progress_done();
+    if (adm_dist_rank() > 0) return ADM_EXIT_INPUT;
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
@@ -106,6 +109,15 @@ int adm_cli_set_budget(const char *option, const char *v)
     if (adm_plan_parse_limit(option, v, bytes, &x) != ADM_OK) return adm_cli_fail();
     /* the library's plan reads it (adm_plan_init) */
     setenv(bytes ? "ADM_MAX_MEMORY" : "ADM_MAX_WORK", v, 1);
+    return ADM_EXIT_OK;
+}
+
+int adm_cli_set_unit_timeout(const char *v)
+{
+    int64_t t;
+    if (!adm_cli_parse_i64(v, 0, 90 * 86400, &t))
+        return adm_cli_usage_error("--unit-timeout: expected seconds from 0 (no limit) to 7776000, got '%s'", v);
+    adm_dist_set_unit_timeout(t);
     return ADM_EXIT_OK;
 }
 
@@ -238,6 +250,14 @@ void adm_cli_report_context(adm_report *rep, const char *key, const char *value)
     adm_report_set_context(rep, "GPU", "-");
 }
 
+void adm_cli_report_dist_note(adm_report *rep)
+{
+    if (!adm_dist_note()[0]) return;
+    adm_cli_progress_done();
+    fprintf(stderr, "admit-kernel: %s\n", adm_dist_note());
+    adm_report_set_context(rep, "MPI", adm_dist_note());
+}
+
 int adm_cli_finish_report(adm_report *rep, const char *json, const char *junit, const char *html)
 {
     int written;
@@ -273,6 +293,7 @@ static int cmd_version(void)
             printf(", no GPU usable: %s", adm_error_message());
     }
     printf("\n");
+    adm_dist_describe(stdout);
     return ADM_EXIT_OK;
 }
 
@@ -301,20 +322,30 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    int rc;
     /* A closed stdout (`| head -1`) makes writes fail with EPIPE, which
      * the commands ignore, rather than end the process with SIGPIPE before
      * its reports are written and its exit status is the verdicts'. */
     signal(SIGPIPE, SIG_IGN);
+    /* under mpirun or srun: join the job (cli/dist.h) */
+    adm_dist_init(&argc, &argv);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? ADM_EXIT_INPUT : ADM_EXIT_OK;
+        if (adm_dist_rank() == 0) fputs(usage, argc < 2 ? stderr : stdout);
+        return adm_dist_end(argc < 2 ? ADM_EXIT_INPUT : ADM_EXIT_OK);
     }
     /* Each call parses its argv from the start: optind 0 makes glibc's
      * getopt reinitialize (a cluster half read by an earlier call, in a
      * process that calls main more than once, as the fuzz targets do). */
     optind = 0;
     opterr = 0;
-    return dispatch(argc, argv);
+    /* The commands with units of work (table, replay, drift) run on every
+     * rank, which serve rank 0 once their options are parsed; any other
+     * runs on rank 0 alone, the others waiting for its exit status. */
+    if (adm_dist_rank() > 0 && strcmp(argv[1], "table") && strcmp(argv[1], "replay") && strcmp(argv[1], "drift"))
+        rc = adm_dist_serve(NULL);
+    else
+        rc = dispatch(argc, argv);
+    return adm_dist_end(rc);
 }
 
 static int dispatch(int argc, char **argv)
@@ -334,7 +365,7 @@ static int dispatch(int argc, char **argv)
         if (argc > 2 && strcmp(argv[2], "--help") && strcmp(argv[2], "-h"))
             return adm_cli_usage_error("version: unexpected argument '%s'", argv[2]);
         if (argc > 2) {
-            puts("usage: admit-kernel version\n\nPrints the version and what this build can run (CUDA, the GPU).");
+            puts("usage: admit-kernel version\n\nPrints the version and what this build can run (CUDA, the GPU, MPI; under mpirun\nor srun, where each rank runs).");
             return ADM_EXIT_OK;
         }
         return cmd_version();

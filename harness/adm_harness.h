@@ -455,6 +455,64 @@ typedef void (*adm_table_progress_fn)(int k, int n, const char *name, void *user
 ADM_API adm_status adm_harness_table(const char *path, adm_table_progress_fn progress, void *user, adm_table_result *out);
 ADM_API void adm_table_result_free(adm_table_result *r);
 
+/* ------------------------------------------------------------------ */
+/* A fusion table in units of work, for a caller that spreads them over  */
+/* processes or machines (admit-kernel under MPI)                         */
+/* ------------------------------------------------------------------ */
+
+/* One capture of one entry: what measuring it needs. The strings belong to
+ * the plan it came from (or to the caller that fills it in). */
+typedef struct adm_measure_unit {
+    const char *source;        /* the entry's name */
+    const char *op;            /* the op the capture must carry; NULL: any */
+    const char *capture;       /* the capture's path */
+    const char *params;        /* parameters that replace the capture's (compact JSON); NULL: the capture's */
+    const char *ref_spec, *cand_spec;
+    adm_reader reader;
+} adm_measure_unit;
+
+/* A unit's outcome: the capture's own verdict (before any pooling), or why
+ * it could not be measured. */
+typedef struct adm_unit_result {
+    adm_status status;         /* ADM_OK: verdict and mpfr_refined hold; else error says why */
+    adm_verdict verdict;
+    int64_t mpfr_refined;
+    const char *field;         /* on failure, as adm_measure_result's (a static string), or NULL */
+    int in_run;
+    char *error;               /* on failure, the message (owned: adm_unit_result_free) */
+} adm_unit_result;
+
+/* Measures one unit as adm_harness_table measures that capture (the
+ * limits in the environment, the budgets, the sandboxes); returns
+ * out->status. */
+ADM_API adm_status adm_harness_measure_unit(const adm_measure_unit *u, adm_unit_result *out);
+ADM_API void adm_unit_result_free(adm_unit_result *r);
+
+/* A fusion table read and checked against its schema (as
+ * adm_harness_table does, refused whole on the same errors), not yet
+ * measured. Its entries' units are measured anywhere, in any order; each
+ * entry is then assembled in capture order: adm_table_plan_begin, then
+ * adm_table_plan_add for k = 0, 1, ... (after the first failed capture the
+ * entry is that capture's error row and later results are ignored; they
+ * need not exist), then adm_table_plan_end. The entries so made are the
+ * ones adm_harness_table makes, bit for bit, whatever measured the units
+ * and in whatever order they were measured. */
+typedef struct adm_table_plan adm_table_plan;
+ADM_API adm_status adm_table_plan_read(const char *path, adm_table_plan **out);
+ADM_API void adm_table_plan_free(adm_table_plan *p);
+ADM_API int adm_table_plan_count(const adm_table_plan *p);
+/* Entry `entry`'s units: its captures; 0 for an entry whose plugin could
+ * not be loaded (its row is the error adm_table_plan_begin gives it). */
+ADM_API int adm_table_plan_units(const adm_table_plan *p, int entry);
+ADM_API void adm_table_plan_unit(const adm_table_plan *p, int entry, int k, adm_measure_unit *u);
+/* out: the entry's row before any capture (free it with the result it goes
+ * into: adm_table_result_free). */
+ADM_API adm_status adm_table_plan_begin(const adm_table_plan *p, int entry, adm_table_entry *out);
+/* ADM_ERR_NOMEM only; a failed unit becomes e's error. */
+ADM_API adm_status adm_table_plan_add(adm_table_plan *p, int entry, int k, const adm_unit_result *r,
+                                      adm_table_entry *e);
+ADM_API void adm_table_plan_end(const adm_table_plan *p, int entry, adm_table_entry *e);
+
 #ifdef __cplusplus
 }
 #endif

@@ -182,6 +182,7 @@ typedef struct adm_drift_pair {
     int above_floors;
     int passed;
     char why[320];            /* whole sentences when it failed, or a note ("Note: ..."); "" when neither */
+    int given;                /* m was measured elsewhere (adm_drift_set_metrics) */
 } adm_drift_pair;
 
 typedef struct adm_drift_growth {
@@ -273,6 +274,23 @@ ADM_API adm_status adm_drift_add_growth(adm_drift *d, const char *group, const c
 ADM_API int adm_drift_growth_count(const adm_drift *d);
 ADM_API const adm_drift_growth *adm_drift_growth_at(const adm_drift *d, int i);
 ADM_API adm_tier adm_drift_growth_claim(const adm_drift *d, int i);
+
+/* Comparing pairs elsewhere (admit-kernel drift under MPI: another
+ * process reads the two arms' files again and compares them). An arm read
+ * from files: 1, with its source text and HDF5 layout (NULL: by rank) as
+ * adm_image_load takes them; 0 for an arm added in memory. */
+ADM_API int adm_drift_arm_files(const adm_drift *d, int i, const char **source, const char **layout);
+/* The data range pair i is compared at (--data-range, else its arms'),
+ * or the error adm_drift_evaluate would give. */
+ADM_API adm_status adm_drift_pair_range(const adm_drift *d, int i, double *range);
+/* ADM_ERR_SHAPE when the pairs compare more than ADM_DRIFT_MAX_COMPARED
+ * values together (adm_drift_evaluate's first check). */
+ADM_API adm_status adm_drift_check_compared(const adm_drift *d);
+/* Pair i's metrics as adm_drift_compare gave them elsewhere, on the same
+ * arms at adm_drift_pair_range's range: adm_drift_evaluate takes them
+ * instead of comparing again (the verdicts are then the same, bit for
+ * bit). */
+ADM_API void adm_drift_set_metrics(adm_drift *d, int i, const adm_drift_metrics *m);
 
 /* Computes every pair's metrics and verdict and the growth verdicts;
  * first refuses pairs that together compare more than

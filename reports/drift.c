@@ -82,6 +82,7 @@ void adm_drift_free(adm_drift *d)
     if (!d) return;
     for (int i = 0; i < d->n_arms; i++) {
         free(d->arms[i].name);
+        free(d->arms[i].layout);
         adm_image_free(&d->arms[i].img);
     }
     for (int i = 0; i < d->n_pairs; i++) free(d->pairs[i].name);
@@ -141,6 +142,7 @@ adm_status adm_drift_add_arm(adm_drift *d, const char *name, adm_image *img)
     if (d->n_arms >= ADM_DRIFT_MAX_ARMS)
         return ADM_FAIL(ADM_ERR_INVALID, "arm '%s': more than %d arms (ADM_DRIFT_MAX_ARMS)", name, ADM_DRIFT_MAX_ARMS);
     ADM_TRY(grow((void **)&d->arms, &d->cap_arms, d->n_arms, sizeof *d->arms));
+    memset(&d->arms[d->n_arms], 0, sizeof d->arms[d->n_arms]);
     if (!(d->arms[d->n_arms].name = adm_strdup(name))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     d->arms[d->n_arms].img = *img;
     memset(img, 0, sizeof *img);
@@ -192,7 +194,15 @@ static adm_status load_plans(adm_drift *d, drift_plan *p, int n)
     }
     if (!(imgs = calloc((size_t)n, sizeof *imgs))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     st = drift_plans_read(p, n, imgs);
-    for (; added < n && st == ADM_OK; added++) st = adm_drift_add_arm(d, p[added].name, &imgs[added]);
+    for (; added < n && st == ADM_OK; added++) {
+        drift_arm *a;
+        if ((st = adm_drift_add_arm(d, p[added].name, &imgs[added])) != ADM_OK) break;
+        /* where it came from, so that another process can read it again
+         * (admit-kernel drift under MPI compares pairs elsewhere) */
+        a = &d->arms[d->n_arms - 1];
+        a->from_files = 1;
+        if (p[added].layout && !(a->layout = adm_strdup(p[added].layout))) st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
     for (int i = 0; i < n; i++) adm_image_free(&imgs[i]);
     free(imgs);
     return st;
@@ -746,6 +756,45 @@ static double pair_range(const adm_drift *d, const adm_drift_pair *p, adm_status
     return a->img.data_range;
 }
 
+int adm_drift_arm_files(const adm_drift *d, int i, const char **source, const char **layout)
+{
+    if (i < 0 || i >= d->n_arms || !d->arms[i].from_files || !d->arms[i].img.source) return 0;
+    *source = d->arms[i].img.source;
+    *layout = d->arms[i].layout;
+    return 1;
+}
+
+adm_status adm_drift_pair_range(const adm_drift *d, int i, double *range)
+{
+    adm_status st;
+    *range = pair_range(d, &d->pairs[i], &st);
+    if (st != ADM_OK) adm_error_prefix("pair '%s': ", d->pairs[i].name);
+    return st;
+}
+
+/* The work the pairs ask for, before any of it is done. */
+adm_status adm_drift_check_compared(const adm_drift *d)
+{
+    int64_t max_cmp, cmp = 0;
+    ADM_TRY(env_limit("ADM_DRIFT_MAX_COMPARED", ADM_DRIFT_MAX_COMPARED_DEFAULT, &max_cmp));
+    for (int i = 0; i < d->n_pairs; i++) {
+        cmp += adm_image_numel(&d->arms[d->pairs[i].a].img);
+        if (cmp > max_cmp)
+            return ADM_FAIL(ADM_ERR_SHAPE, "pair '%s': the pairs up to this one compare %lld values, above the "
+                            "limit of %lld (ADM_DRIFT_MAX_COMPARED)", d->pairs[i].name, (long long)cmp,
+                            (long long)max_cmp);
+    }
+    return ADM_OK;
+}
+
+void adm_drift_set_metrics(adm_drift *d, int i, const adm_drift_metrics *m)
+{
+    if (i < 0 || i >= d->n_pairs) return;
+    d->pairs[i].m = *m;
+    d->pairs[i].given = 1;
+    d->evaluated = 0;
+}
+
 ADM_FPENV_BODY
 static adm_status drift_evaluate_body(adm_drift *d)
 {
@@ -757,18 +806,7 @@ static adm_status drift_evaluate_body(adm_drift *d)
     d->has_band = 0;
     d->band_psnr = INFINITY;
     d->band_ssim = 1;
-    {
-        /* the work the pairs ask for, before any of it is done */
-        int64_t max_cmp, cmp = 0;
-        ADM_TRY(env_limit("ADM_DRIFT_MAX_COMPARED", ADM_DRIFT_MAX_COMPARED_DEFAULT, &max_cmp));
-        for (int i = 0; i < d->n_pairs; i++) {
-            cmp += adm_image_numel(&d->arms[d->pairs[i].a].img);
-            if (cmp > max_cmp)
-                return ADM_FAIL(ADM_ERR_SHAPE, "pair '%s': the pairs up to this one compare %lld values, above the "
-                                "limit of %lld (ADM_DRIFT_MAX_COMPARED)", d->pairs[i].name, (long long)cmp,
-                                (long long)max_cmp);
-        }
-    }
+    ADM_TRY(adm_drift_check_compared(d));
     for (int i = 0; i < d->n_pairs; i++) {
         adm_drift_pair *p = &d->pairs[i];
         adm_status st;
@@ -778,7 +816,8 @@ static adm_status drift_evaluate_body(adm_drift *d)
             adm_error_prefix("pair '%s': ", p->name);
             return st;
         }
-        if ((st = adm_drift_compare(&d->arms[p->a].img, &d->arms[p->b].img, r, NULL, &p->m)) != ADM_OK) {
+        /* metrics measured elsewhere (adm_drift_set_metrics) stand */
+        if (!p->given && (st = adm_drift_compare(&d->arms[p->a].img, &d->arms[p->b].img, r, NULL, &p->m)) != ADM_OK) {
             adm_error_prefix("pair '%s': ", p->name);
             return st;
         }

@@ -10,6 +10,8 @@
 typedef struct drift_arm {
     char *name;
     adm_image img;
+    int from_files;  /* read from img.source (adm_drift_load_arms, a spec), not added in memory */
+    char *layout;    /* the HDF5 layout it was read with; NULL: by rank */
 } drift_arm;
 
 struct adm_drift {
