@@ -9,6 +9,7 @@
 #define ADM_EMU_INTERNAL_H
 
 #include "adm_core.h"
+#include "adm_mem.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ static inline float *adm_emu_falloc(int64_t n)
 {
     size_t bytes = ((size_t)(n > 0 ? n : 1) * sizeof(float) + 63) & ~(size_t)63;
     float *p = aligned_alloc(64, bytes);
+    adm_mem_huge(p, bytes);
     if (p) memset(p, 0, bytes);
     return p;
 }

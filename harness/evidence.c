@@ -4,6 +4,7 @@
  * their derivation: harness/GATES.md. */
 #include "harness_internal.h"
 #include "adm_fpenv.h"
+#include "adm_mem.h"
 
 #include <gsl/gsl_cdf.h>
 #include <stdio.h>
@@ -199,6 +200,7 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
     if (ns < 1) ns = 1;
     rows = adm_h_calloc((size_t)(R * RAW_NS + 1), sizeof(double));
     chans = adm_h_calloc((size_t)(ns * N * RAW_NS + 1), sizeof(double));
+    adm_mem_huge(chans, sizeof(double) * (size_t)(ns * N * RAW_NS + 1));
     mg = adm_h_calloc((size_t)(nb * MG_NS + 1), sizeof(double));
     ph = adm_h_calloc((size_t)(nb * 2 * ADM_HIST_BINS + 1), sizeof(int64_t));
     colrms = cnd ? NULL : adm_h_calloc((size_t)(N + 1), sizeof(double));

@@ -23,6 +23,7 @@
  * FLUX.1's MLP (4096 x 3072 by 12288 x 3072) needs about 350 MiB extra. */
 #include "oracle_internal.h"
 #include "adm_fpenv.h"
+#include "adm_mem.h"
 
 #include <cblas.h>
 #include <stdlib.h>
@@ -105,6 +106,7 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         if (NT < 1) NT = 1;
     }
     xd = malloc(sizeof *xd * (size_t)(M * K + 1));
+    adm_mem_huge(xd, sizeof *xd * (size_t)(M * K + 1));
     nx = malloc(sizeof *nx * (size_t)(M + 1));
     bd = malloc(sizeof *bd * (size_t)(N + 1));
     if (c->cond) {
