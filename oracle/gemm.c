@@ -48,6 +48,14 @@ static void row_norms(const double *rows, int64_t n, int64_t K, double *out, int
     }
 }
 
+/* ldexp(x, e) without the libm call where 2^e is a normal double: x 2^e
+ * is then one correctly rounded multiplication, the value ldexp returns. */
+static inline double pow2_scale(double x, int e)
+{
+    if (e >= -1022 && e <= 1023) return x * adm_f64_from_bits((uint64_t)(e + 1023) << 52);
+    return ldexp(x, e);
+}
+
 /* |row| of each of n rows in fp32, scaled by a power of two 2^-ex[r] that
  * puts the row's largest finite magnitude in [1, 2): an fp32 GEMM of two
  * such operands has terms below 4 and sums below 4K (no overflow whatever
@@ -62,10 +70,10 @@ static void abs_scaled_rows(const double *rows, int64_t n, int64_t K, float *out
         double m = 0;
         int e = 1;
         for (int64_t k = 0; k < K; k++)
-            if (isfinite(p[k])) m = fmax(m, fabs(p[k]));
+            if (isfinite(p[k]) && fabs(p[k]) > m) m = fabs(p[k]);
         if (m > 0) frexp(m, &e);
         ex[r] = e - 1;
-        for (int64_t k = 0; k < K; k++) out[r * K + k] = (float)ldexp(fabs(p[k]), -ex[r]);
+        for (int64_t k = 0; k < K; k++) out[r * K + k] = (float)pow2_scale(fabs(p[k]), -ex[r]);
     }
 }
 
@@ -154,7 +162,7 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
                 for (int64_t i = i0; i < i0 + mb; i++) {
                     for (int64_t j = n0; j < n0 + nt; j++) {
                         double v = K > 0 ? val[i * N + j] : 0.0, b = adm_mul_up(adm_mul_up(gk, nx[i]), nw[j - n0]), e, cz = 0;
-                        if (c->cond && K > 0) cz = ldexp((double)ct[(i - i0) * nt + (j - n0)], ex[i] + ew[j - n0]);
+                        if (c->cond && K > 0) cz = pow2_scale((double)ct[(i - i0) * nt + (j - n0)], ex[i] + ew[j - n0]);
                         if (bias) {
                             v += bd[j];
                             b = adm_add_up(b, adm_mul_up(ADM_U, fabs(v)));
