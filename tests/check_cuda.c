@@ -12,6 +12,7 @@
 #include "adm_harness.h"
 
 #include <check.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -267,6 +268,15 @@ static int mapped(const char *s)
  * CUDA: the module and the CUDA runtime are (device or not), unless
  * ADM_CUDA_MODULE names a module that cannot be loaded, when the call says
  * so by name; built without: nothing, and the call says that. */
+/* NVIDIA's driver library can be loaded: a GPU machine (or a driver
+ * without a GPU). */
+static int driver_present(void)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (h) dlclose(h);
+    return h != NULL;
+}
+
 START_TEST(test_module)
 {
     const char *env = getenv("ADM_CUDA_MODULE");
@@ -291,6 +301,12 @@ START_TEST(test_module)
         ck_assert(!mapped("libcudart"));
         /* Asked again: the same answer, not a crash on a half-loaded module. */
         ck_assert_int_eq(adm_cuda_device_count(&count), ADM_ERR_NO_DEVICE);
+    } else if (!driver_present()) {
+        /* no NVIDIA driver: the module (the CUDA runtime, cuBLAS: some 220
+         * MB) is never mapped for a question only the driver can answer */
+        ck_assert_int_eq(st, ADM_ERR_NO_DEVICE);
+        ck_assert_ptr_nonnull(strstr(adm_error_message(), "no GPU/driver found"));
+        ck_assert(!mapped("libadmit_cuda") && !mapped("libcudart") && !mapped("libcublas"));
     } else {
         ck_assert_msg(mapped("libadmit_cuda.so") && mapped("libcudart"), "the CUDA module is not loaded: %s",
                       st == ADM_OK ? "" : adm_error_message());
