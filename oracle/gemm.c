@@ -104,16 +104,46 @@ static inline uint32_t bf16_scaled(const double *p, int64_t k, int64_t K, int64_
     const uint64_t inf = 0x7ff0000000000000u, mag = 0x7fffffffffffffffu;
     uint64_t u = k < K ? adm_f64_bits(p[k]) & mag : 0;
     int64_t e = (int64_t)(u >> 52) - sh;
-    return u > inf ? 0x7fc0u : u == inf ? 0x7f80u : e >= 1 ? (uint32_t)(e << 7) | (uint32_t)(u >> 45 & 0x7f) : 0u;
+    return u > inf ? 0x7fc0u
+           : u == inf ? 0x7f80u
+           : e >= 1 && u >= ((uint64_t)1 << 52) ? (uint32_t)(e << 7) | (uint32_t)(u >> 45 & 0x7f)
+                                                : 0u;
 }
 
-static void abs_scaled_pairs(const double *rows, int64_t n, int64_t K, int64_t kp, int64_t blk, uint32_t *out,
-                             int *ex)
+/* The same from the bf16 bits (a row without subnormals): e = the bf16
+ * exponent field minus the row's exponent. */
+static inline uint32_t bf16_scaled_h(const uint16_t *h, int64_t k, int64_t K, int ex)
+{
+    uint32_t u = k < K ? h[k] & 0x7fffu : 0;
+    int32_t e = (int32_t)(u >> 7) - ex;
+    return u > 0x7f80u ? 0x7fc0u : u == 0x7f80u ? 0x7f80u : u >= 0x80u && e >= 1 ? (uint32_t)e << 7 | (u & 0x7f) : 0u;
+}
+
+/* h: NULL, or the same rows' bf16 bits (contiguous, row stride K), read
+ * instead of the fp64 copy (a quarter of the bytes) in the rows without
+ * subnormals. */
+static void abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, int64_t K, int64_t kp, int64_t blk,
+                             uint32_t *out, int *ex, unsigned char *use_h)
 {
     const uint64_t inf = 0x7ff0000000000000u, mag = 0x7fffffffffffffffu;
     for (int64_t r = 0; r < n; r++) {
         const double *p = rows + r * K;
         uint64_t m = 0;
+        use_h[r] = 0;
+        if (h) {
+            const uint16_t *q = h + r * K;
+            uint32_t mh = 0, sub = 0;
+            for (int64_t k = 0; k < K; k++) {
+                uint32_t u = q[k] & 0x7fffu;
+                mh = u < 0x7f80u && u > mh ? u : mh;
+                sub |= u - 1 < 0x7fu; /* a nonzero subnormal */
+            }
+            if (!sub) {
+                use_h[r] = 1;
+                ex[r] = mh >= 0x80u ? (int)(mh >> 7) - 127 : 0;
+                continue;
+            }
+        }
         for (int64_t k = 0; k < K; k++) {
             uint64_t u = adm_f64_bits(p[k]) & mag;
             m = u < inf && u > m ? u : m;
@@ -131,9 +161,16 @@ static void abs_scaled_pairs(const double *rows, int64_t n, int64_t K, int64_t k
             int64_t q1 = kp - q0 < 32 ? kp : q0 + 32;
             for (int64_t r = 0; r < nb; r++) {
                 const double *p = rows + (r0 + r) * K;
-                int64_t sh = 1023 + (int64_t)ex[r0 + r] - 127; /* fp64's exponent field minus bf16's, scaled */
-                for (int64_t q = q0; q < q1; q++)
-                    o[q * blk + r] = bf16_scaled(p, 2 * q, K, sh) | bf16_scaled(p, 2 * q + 1, K, sh) << 16;
+                int e = ex[r0 + r];
+                int64_t sh = 1023 + (int64_t)e - 127; /* fp64's exponent field minus bf16's, scaled */
+                if (use_h[r0 + r]) {
+                    const uint16_t *hr = h + (r0 + r) * K;
+                    for (int64_t q = q0; q < q1; q++)
+                        o[q * blk + r] = bf16_scaled_h(hr, 2 * q, K, e) | bf16_scaled_h(hr, 2 * q + 1, K, e) << 16;
+                } else {
+                    for (int64_t q = q0; q < q1; q++)
+                        o[q * blk + r] = bf16_scaled(p, 2 * q, K, sh) | bf16_scaled(p, 2 * q + 1, K, sh) << 16;
+                }
             }
         }
     }
@@ -216,7 +253,7 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     float *xa = NULL;
     uint32_t *xb = NULL; /* the bf16 path's scaled |x| (abs_scaled_pairs) */
     int *ex = NULL;
-    int prev_threads, oom = 0, bf;
+    int prev_threads, oom = 0, bf, wcont;
     int64_t kp = (K + 1) / 2, m8;
     adm_status st = ADM_OK;
 
@@ -247,6 +284,8 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     nx = malloc(sizeof *nx * (size_t)(M + 1));
     bd = malloc(sizeof *bd * (size_t)(N + 1));
     bf = c->cond && K > 0 && bf16_cond_usable(x, &wt);
+    wcont = adm_tensor_is_contiguous(&wt);
+    (void)wcont; /* read by the bf16 path only */
     m8 = (M + 7) / 8 * 8;
     if (c->cond) {
         if (bf) xb = calloc((size_t)(m8 * kp), sizeof *xb);
@@ -260,7 +299,16 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     adm_o_rows(x, K, 0, M, xd);
     row_norms(xd, M, K, nx, c->threads);
 #ifdef ADM_BF16_COND
-    if (bf) abs_scaled_pairs(xd, M, K, kp, BF_MR, xb, ex);
+    if (bf) {
+        unsigned char *uh = malloc((size_t)M + 1);
+        if (!uh) {
+            st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
+            goto done;
+        }
+        abs_scaled_pairs(xd, adm_tensor_is_contiguous(x) ? (const uint16_t *)x->data + x->offset : NULL, M, K, kp,
+                         BF_MR, xb, ex, uh);
+        free(uh);
+    }
 #endif
     if (c->cond && !bf) abs_scaled_rows(xd, M, K, xa, ex);
     for (int64_t j = 0; j < N; j++) bd[j] = bias ? adm_tensor_get(bias, j) : 0.0;
@@ -275,7 +323,8 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         float *ct = c->cond ? malloc(sizeof *ct * (size_t)(COND_ROWS * NT + 1)) : NULL;
         float *cp = bf ? malloc(sizeof *cp * COND_ROWS * 48) : NULL;
         int *ew = c->cond ? malloc(sizeof *ew * (size_t)(NT + 1)) : NULL;
-        int ok = wd && nw && (!c->cond || ((wa || (wb && cp)) && ct && ew));
+        unsigned char *uw = bf ? malloc((size_t)NT + 1) : NULL;
+        int ok = wd && nw && (!c->cond || ((wa || (wb && cp && uw)) && ct && ew));
         adm_fpenv fe;
         adm_fpenv_enter(&fe);
         if (!ok) {
@@ -291,7 +340,8 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
 #ifdef ADM_BF16_COND
             if (bf) {
                 memset(wb + (nt - 1) / BF_NR * kp * BF_NR, 0, sizeof *wb * (size_t)(kp * BF_NR)); /* padding rows */
-                abs_scaled_pairs(wd, nt, K, kp, BF_NR, wb, ew);
+                abs_scaled_pairs(wd, wcont ? (const uint16_t *)wt.data + wt.offset + n0 * K : NULL, nt, K, kp,
+                                 BF_NR, wb, ew, uw);
             }
 #endif
             if (c->cond && !bf) abs_scaled_rows(wd, nt, K, wa, ew);
@@ -336,6 +386,7 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         free(wa);
         free(wb);
         free(cp);
+        free(uw);
         free(ct);
         free(ew);
     }

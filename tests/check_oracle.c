@@ -1038,7 +1038,8 @@ END_TEST
 /* The GEMM's condition scale at shapes that leave every blocking of its
  * bf16 path a remainder (M = 37 rows: 8-row blocks; N = 101: 48-column
  * panels; K = 301: odd, and past one 128-pair pass), with rows of very
- * different magnitudes (the per-row power-of-two scaling) and a row of
+ * different magnitudes (the per-row power-of-two scaling), a row whose
+ * bf16 values are partly subnormal (scaled up, they count) and a row of
  * zeros: within gamma_K of fp32 (2e-5 at K = 301; 1e-4 asked) of the
  * direct long double sums of |x_ik w_jk| everywhere. A lost pair, pass
  * or row scale fails it; so does a panel that reads past its rows. */
@@ -1061,7 +1062,7 @@ START_TEST(test_cond_gemm_blocks)
         u = (double)(s >> 11) * 0x1p-53 * 2 - 1; /* uniform in [-1, 1) */
         if (i < 37 * 301) {
             int64_t row = i / 301;
-            xv[i] = row == 3 ? ldexp(u, 90) : row == 5 ? ldexp(u, -100) : row == 36 ? 0.0 : u;
+            xv[i] = row == 3 ? ldexp(u, 90) : row == 5 ? ldexp(u, -100) : row == 7 ? ldexp(u, -125) : row == 36 ? 0.0 : u;
         } else {
             int64_t row = (i - 37 * 301) / 301;
             wv[i - 37 * 301] = row == 100 ? ldexp(u, 20) : u * 0.05;
