@@ -22,9 +22,9 @@
  *
  * Memory beyond the inputs and the result: x in fp64 (M K doubles) and
  * the scale's operand (M K bf16 or floats), w in tiles sharing 128 MiB in
- * fp64 and 64 MiB for the scale's operand, and per thread COND_ROWS x tile
- * floats, so FLUX.1's MLP (4096 x 3072 by 12288 x 3072) needs about 330
- * MiB extra. */
+ * fp64 and 32 MiB (bf16) or 64 MiB (floats) for the scale's operand, and
+ * per thread COND_ROWS x tile floats, so FLUX.1's MLP (4096 x 3072 by
+ * 12288 x 3072) needs about 290 MiB extra (350 on the SGEMM path). */
 #include "oracle_internal.h"
 #include "adm_fpenv.h"
 #include "adm_mem.h"
