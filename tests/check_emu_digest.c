@@ -15,8 +15,14 @@
 #include "adm_capture.h"
 #include "adm_harness.h"
 
+#include "adm_child.h"
+
 #include <check.h>
 #include <omp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +249,49 @@ START_TEST(test_digests)
 }
 END_TEST
 
+/* An emulation in a forked child (the sandboxes' adm_child_fork, the toy's
+ * TP2 ranks) after the parent ran one on two threads: libgomp's pool does
+ * not survive fork, and without the child dropping to one thread its first
+ * parallel region waits forever (cli_drift hung so). The child must finish
+ * within 20 s. */
+START_TEST(test_fork_after_parallel)
+{
+    const adm_impl *im = adm_impl_find("linear+gelu", "eager");
+    const adm_op *op = adm_op_find("linear+gelu");
+    adm_op_params p;
+    adm_tensor x, w, y;
+    int64_t xs[2] = {16, 32}, ws[2] = {8, 32};
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, NULL};
+    int pfd[2], status = 0, done = 0;
+    pid_t pid;
+    ck_assert_int_eq(adm_op_params_parse(op, "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(3, 1.0, ADM_BF16, 2, xs, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(4, 0.1, ADM_BF16, 2, ws, &w), ADM_OK);
+    omp_set_num_threads(2);
+    ck_assert_int_eq(im->run(im, &p, in, &y), ADM_OK);
+    adm_tensor_free(&y);
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid = adm_child_fork(pfd);
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) _exit(im->run(im, &p, in, &y) == ADM_OK ? 0 : 1);
+    for (int i = 0; i < 200 && !done; i++) {
+        struct timespec ts = {0, 100000000};
+        if (waitpid(pid, &status, WNOHANG) == pid) done = 1;
+        else nanosleep(&ts, NULL);
+    }
+    if (!done) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    close(pfd[0]);
+    close(pfd[1]);
+    ck_assert_msg(done, "the forked child's emulation did not finish in 20 s");
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("emu_digest");
@@ -250,6 +299,7 @@ int main(void)
     SRunner *sr;
     int failed;
     tcase_add_test(tc, test_digests);
+    tcase_add_test(tc, test_fork_after_parallel);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
