@@ -17,7 +17,9 @@ extern "C" {
 #endif
 
 #define ADM_CAPTURE_MAGIC "admit-capture"
-#define ADM_CAPTURE_VERSION 1
+/* Version 2 adds one rule to version 1: a special case's input that is
+ * absent is the capture's /inputs one of that name (captures/FORMAT.md). */
+#define ADM_CAPTURE_VERSION 2
 /* A reader refuses any one tensor larger than this many bytes (16 GiB)
  * before allocating; ADM_CAPTURE_MAX_BYTES in the environment lowers or
  * raises it. */
@@ -115,6 +117,10 @@ ADM_API int adm_capture_special_count(const adm_capture *c);
 ADM_API const char *adm_capture_special_name(const adm_capture *c, int i);
 ADM_API int adm_capture_special_input_count(const adm_capture *c, int i);
 ADM_API adm_named_tensor adm_capture_special_input(const adm_capture *c, int i, int j);
+/* The input of that name case i runs on: its own, or, in a capture of
+ * version 2 and later, the capture's where the case has none; NULL when
+ * neither has it. */
+ADM_API const adm_tensor *adm_capture_special_find_input(const adm_capture *c, int i, const char *name);
 ADM_API const adm_tensor *adm_capture_special_reference(const adm_capture *c, int i);
 /* ADM_OK, or the status the reference path refused this case with. */
 ADM_API adm_status adm_capture_special_refusal(const adm_capture *c, int i);

@@ -158,6 +158,15 @@ adm_named_tensor adm_capture_special_input(const adm_capture *c, int i, int j)
     return named(special_list(c, i, 0), j);
 }
 
+const adm_tensor *adm_capture_special_find_input(const adm_capture *c, int i, const char *name)
+{
+    const adm_entry_list *l = special_list(c, i, 0);
+    if (!l || !name) return NULL;
+    for (int j = 0; j < l->n; j++)
+        if (!strcmp(l->v[j].name, name)) return &l->v[j].t;
+    return c->version >= 2 ? adm_capture_find_input(c, name) : NULL;
+}
+
 const adm_tensor *adm_capture_special_reference(const adm_capture *c, int i)
 {
     const adm_special *s = special_at(c, i);

@@ -32,7 +32,7 @@ static const char capture_usage[] =
     "  --gzip N                compression level 0-9 (default 4)\n"
     "  --with-outputs          add the outputs of every registered implementation of the op\n"
     "                          (the reference path as /reference, the others as candidates)\n"
-    "                          and special cases (nan_row, empty), for replay\n"
+    "                          and special cases (nan_row, empty) on the first 8 rows, for replay\n"
     "  --backend B             whose implementations --with-outputs runs: cpu (default: the CPU\n"
     "                          emulations) or cuda (the GPU kernels: the CUDA twins and cuBLASLt;\n"
     "                          without a usable GPU: exit 2); the first one registered is the reference\n"
@@ -112,56 +112,61 @@ static void nvfp4_grid(adm_tensor *t)
 
 /* Every registered implementation of the op on the capture's inputs: the
  * first (the reference path) as /reference, the others as candidates;
- * likewise on two special cases built from the first input: a row of NaN
- * and an empty input (M = 0). */
+ * likewise on two special cases built from the first rows of the inputs
+ * (adm_harness_probe_inputs): a row of NaN and an empty input (M = 0).
+ * A case stores its own first input and the inputs cut with it; the
+ * others it leaves to /inputs (version 2, captures/FORMAT.md). */
 static adm_status add_registry_outputs(adm_capture *cap, const adm_op *op, const adm_op_params *p,
                                        const char *backend)
 {
-    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
-    adm_tensor out, probe[2];
-    int idx[2];
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0}, *pin[ADM_OP_MAX_INPUTS];
+    adm_tensor out, probe[2], cut[ADM_OP_MAX_INPUTS];
+    int idx[2], axis;
     static const int kinds[2] = {1, 7};
     static const char *names[2] = {"nan_row", "empty"};
-    adm_status st;
+    adm_status st = ADM_OK;
+    memset(probe, 0, sizeof probe);
     for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(cap, adm_op_input_name(op, i));
-    for (int c = 0; c < 2; c++) {
-        ADM_TRY(adm_harness_probe(in[0], kinds[c], &probe[c]));
-        ADM_TRY(adm_capture_add_special(cap, names[c], &idx[c]));
-        for (int i = 0; i < adm_op_input_count(op); i++)
-            if (in[i]) ADM_TRY(adm_capture_special_add_input(cap, idx[c], adm_op_input_name(op, i), i ? in[i] : &probe[c]));
+    ADM_TRY(adm_harness_probe_inputs(op, p, in, cut, pin, &axis));
+    for (int c = 0; c < 2 && st == ADM_OK; c++) {
+        if ((st = adm_harness_probe(pin[0], kinds[c], &probe[c])) != ADM_OK) break;
+        if ((st = adm_capture_add_special(cap, names[c], &idx[c])) != ADM_OK) break;
+        for (int i = 0; i < adm_op_input_count(op) && st == ADM_OK; i++)
+            if (pin[i] && (i == 0 || pin[i] != in[i]))
+                st = adm_capture_special_add_input(cap, idx[c], adm_op_input_name(op, i), i ? pin[i] : &probe[c]);
     }
     int first = 1;
-    for (int k = 0; k < adm_impl_count(); k++) {
+    for (int k = 0; k < adm_impl_count() && st == ADM_OK; k++) {
         const adm_impl *im = adm_impl_at(k);
         /* by default the CPU emulations: what any machine can reproduce */
         if (strcmp(im->op, adm_op_name(op)) != 0 || strcmp(im->backend, backend) != 0) continue;
-        ADM_TRY(im->run(im, p, in, &out));
+        if ((st = im->run(im, p, in, &out)) != ADM_OK) break;
         st = first ? adm_capture_set_reference(cap, &out) : adm_capture_add_candidate(cap, im->name, &out);
         adm_tensor_free(&out);
-        ADM_TRY(st);
-        for (int c = 0; c < 2; c++) {
-            const adm_tensor *pin[ADM_OP_MAX_INPUTS];
-            memcpy(pin, in, sizeof pin);
-            pin[0] = &probe[c];
-            st = im->run(im, p, pin, &out);
-            if (st == ADM_OK) {
+        for (int c = 0; c < 2 && st == ADM_OK; c++) {
+            const adm_tensor *cin[ADM_OP_MAX_INPUTS];
+            adm_status rs;
+            memcpy(cin, pin, sizeof cin);
+            cin[0] = &probe[c];
+            rs = im->run(im, p, cin, &out);
+            if (rs == ADM_OK) {
                 st = first ? adm_capture_special_set_reference(cap, idx[c], &out)
                            : adm_capture_special_add_candidate(cap, idx[c], im->name, &out);
                 adm_tensor_free(&out);
-                ADM_TRY(st);
-            } else if (first) {
-                ADM_TRY(adm_capture_special_set_refusal(cap, idx[c], st));
+            } else {
+                adm_error_clear();
+                if (first) st = adm_capture_special_set_refusal(cap, idx[c], rs);
             }
-            adm_error_clear();
         }
         first = 0;
     }
     adm_tensor_free(&probe[0]);
     adm_tensor_free(&probe[1]);
-    if (first)
+    for (int i = 0; i < ADM_OP_MAX_INPUTS; i++) adm_tensor_free(&cut[i]);
+    if (st == ADM_OK && first)
         return ADM_FAIL(ADM_ERR_INVALID, "capture synth: --with-outputs: op '%s' has no registered %s implementation",
                         adm_op_name(op), backend);
-    return ADM_OK;
+    return st;
 }
 
 static int synth(int argc, char **argv)

@@ -313,6 +313,24 @@ typedef struct adm_run_result {
  * 5 subnormals, 6 near overflow, 7 empty M = 0) of x, owned. */
 ADM_API adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out);
 
+/* The inputs the probes and views run on, and capture synth's special
+ * cases are made from: the inputs cut to their first ADM_PROBE_ROWS rows
+ * (tokens) along one axis of the first input, so that the probes cost a
+ * few rows of the op, not the whole capture. The axis: the queries of
+ * attention and linear attention (rank - 2); for the other ops the first
+ * axis before the last with more than ADM_PROBE_ROWS entries that is
+ * neither the op's reduction axis (row_sum, mean_sq, softmax) nor
+ * groupnorm's channel axis. The other inputs cut with the first are those
+ * aligned with it row by row (gated_residual's g and y, swiglu's up,
+ * layernorm's shift and scale: the same rank and the same extent on that
+ * axis); weights, k and v stay whole. out[i] points at cut[i] (an owned
+ * contiguous copy) where input i was cut, else at inputs[i]; when no axis
+ * qualifies nothing is cut (*axis -1). Free cut[] with adm_tensor_free. */
+#define ADM_PROBE_ROWS 8
+ADM_API adm_status adm_harness_probe_inputs(const adm_op *op, const adm_op_params *p,
+                                            const adm_tensor *const *inputs, adm_tensor *cut,
+                                            const adm_tensor **out, int *axis);
+
 /* ADM_OK when the inputs (aligned with the op's input list, NULL for an
  * absent one) fit the op under these parameters, else ADM_ERR_SHAPE saying
  * which input is missing, extra or of the wrong shape. adm_harness_run

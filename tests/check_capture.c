@@ -123,7 +123,12 @@ static void roundtrip(int gzip)
     ck_assert_str_eq(adm_capture_layer(r), "blocks.3.ff");
     ck_assert_str_eq(adm_capture_source(r), "check_capture");
     ck_assert_int_eq(adm_capture_step(r), 12);
-    ck_assert_int_eq(adm_capture_version(r), 1);
+    /* its cases leave out inputs (the empty case the bias, the refused one
+     * w and the bias): version 2, where they are the capture's */
+    ck_assert_int_eq(adm_capture_version(r), 2);
+    ck_assert_ptr_eq(adm_capture_special_find_input(r, 0, "bias"), adm_capture_find_input(r, "bias"));
+    ck_assert_ptr_eq(adm_capture_special_find_input(r, 0, "w"), adm_capture_special_input(r, 0, 1).tensor);
+    ck_assert_ptr_null(adm_capture_special_find_input(r, 0, "nope"));
     ck_assert_int_eq(adm_capture_input_count(r), 3);
     /* creation order is kept */
     ck_assert_str_eq(adm_capture_input(r, 0).name, "x");
@@ -171,6 +176,72 @@ static void roundtrip(int gzip)
     adm_tensor_free(&orc);
     adm_tensor_free(&empty);
 }
+
+/* Version 2 (issue 17): a special case stores its own small inputs and
+ * leaves the rest to /inputs; a file whose every case is whole is written
+ * as version 1, and a version 1 file keeps version 1's meaning (an input
+ * a case lacks is absent, not the capture's). */
+START_TEST(test_special_inherit)
+{
+    adm_capture *c, *r;
+    adm_tensor x, w, b, y, xs, ys;
+    int64_t xsh[2] = {64, 32}, wsh[2] = {24, 32}, bsh[1] = {24}, ysh[2] = {64, 24}, cs[2] = {8, 32}, cy[2] = {8, 24};
+    char path[512];
+    int idx;
+    hid_t f;
+    ck_assert_int_eq(adm_synth_gaussian(1, 1.0, ADM_BF16, 2, xsh, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(2, 0.1, ADM_BF16, 2, wsh, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(3, 0.1, ADM_BF16, 1, bsh, &b), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(4, 1.0, ADM_BF16, 2, ysh, &y), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(5, 1.0, ADM_BF16, 2, cs, &xs), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(6, 1.0, ADM_BF16, 2, cy, &ys), ADM_OK);
+    for (int whole = 0; whole < 2; whole++) {
+        ck_assert_int_eq(adm_capture_create("linear", "{}", &c), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_input(c, "x", &x), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_input(c, "w", &w), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_input(c, "bias", &b), ADM_OK);
+        ck_assert_int_eq(adm_capture_set_reference(c, &y), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_special(c, "nan_row", &idx), ADM_OK);
+        ck_assert_int_eq(adm_capture_special_add_input(c, idx, "x", &xs), ADM_OK);
+        if (whole) {
+            ck_assert_int_eq(adm_capture_special_add_input(c, idx, "w", &w), ADM_OK);
+            ck_assert_int_eq(adm_capture_special_add_input(c, idx, "bias", &b), ADM_OK);
+        }
+        ck_assert_int_eq(adm_capture_special_set_reference(c, idx, &ys), ADM_OK);
+        ck_assert_msg(adm_capture_validate(c) == ADM_OK, "%s", adm_error_message());
+        path_in(path, sizeof path, whole ? "inherit_whole.h5" : "inherit.h5");
+        ck_assert_int_eq(adm_capture_write(c, path, 0), ADM_OK);
+        ck_assert_int_eq(adm_capture_read(path, &r), ADM_OK);
+        ck_assert_int_eq(adm_capture_version(r), whole ? 1 : 2);
+        ck_assert_int_eq(adm_capture_special_input_count(r, 0), whole ? 3 : 1);
+        ck_assert(same_bits(adm_capture_special_find_input(r, 0, "x"), &xs));
+        ck_assert(same_bits(adm_capture_special_find_input(r, 0, "w"), &w));
+        ck_assert(same_bits(adm_capture_special_find_input(r, 0, "bias"), &b));
+        ck_assert_msg(adm_capture_validate(r) == ADM_OK, "%s", adm_error_message());
+        adm_capture_free(r);
+        adm_capture_free(c);
+    }
+    /* version 1 without w in its case: w is missing there, not inherited */
+    path_in(path, sizeof path, "inherit_whole.h5");
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    ck_assert_int_ge(H5Ldelete(f, "/special/nan_row/inputs/w", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    ck_assert_int_eq(adm_capture_read(path, &r), ADM_OK);
+    ck_assert_int_eq(adm_capture_version(r), 1);
+    ck_assert_ptr_null(adm_capture_special_find_input(r, 0, "w"));
+    ck_assert_int_eq(adm_capture_validate(r), ADM_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(adm_error_message(), "/special/nan_row/inputs"));
+    adm_capture_free(r);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+    adm_tensor_free(&y);
+    adm_tensor_free(&xs);
+    adm_tensor_free(&ys);
+    adm_error_clear();
+}
+END_TEST
 
 START_TEST(test_roundtrip_raw) { roundtrip(0); }
 END_TEST
@@ -674,6 +745,7 @@ static Suite *capture_suite(void)
     tcase_add_unchecked_fixture(tc, bad_setup, remove_tmpdir);
     tcase_add_test(tc, test_base_is_valid);
     tcase_add_test(tc, test_soft_links_inside);
+    tcase_add_test(tc, test_special_inherit);
     tcase_add_test(tc, test_plan);
     tcase_add_loop_test(tc, test_bad_capture, 0, adm_bad_case_count);
     suite_add_tcase(s, tc);

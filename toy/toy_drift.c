@@ -12,6 +12,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* ---------------------------------------------------------------- options */
 
@@ -218,6 +221,12 @@ adm_status adm_toy_run_processes(const adm_toy *t, const adm_toy_tier *tier, adm
             goto done;
         }
         if (pid[r] == 0) {
+#ifdef _OPENMP
+            /* libgomp's thread pool does not survive fork: a parallel
+             * region in the child waits for its parent's workers forever.
+             * One thread gives the same bits (check_emu_digest). */
+            omp_set_num_threads(1);
+#endif
             /* only this rank's ends stay open, so a dead peer reads as end of file */
             close(r == 0 ? p01[0] : p01[1]);
             close(r == 0 ? p10[1] : p10[0]);
