@@ -178,6 +178,9 @@ int adm_cli_term_width(void)
     int64_t w;
     struct winsize ws;
     if (c && adm_cli_parse_i64(c, 20, 10000, &w)) return (int)w;
+    /* under mpirun rank 0 writes to a pseudo-terminal of the launcher's,
+     * whatever the launcher's own output is: it says nothing of a reader */
+    if (adm_dist_size() > 1) return 0;
     if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
     return 0;
 }
@@ -188,6 +191,7 @@ int adm_cli_term_color(void)
     /* no-color.org: NO_COLOR present and not empty turns colour off */
     if (nc && *nc) return 0;
     if (term && !strcmp(term, "dumb")) return 0;
+    if (adm_dist_size() > 1) return 0; /* a launcher's pseudo-terminal (adm_cli_term_width) */
     return isatty(STDOUT_FILENO);
 }
 

@@ -217,6 +217,7 @@ typedef struct replay_pool {
     adm_verdict acc;
     int count;
     int64_t refined;
+    adm_capture_summary *caps; /* each capture's verdict in brief, for the pooled row's detail */
 } replay_pool;
 
 ADM_FPENV_BODY
@@ -256,6 +257,11 @@ static adm_status add_replay_body(adm_report *r, const adm_capture *const *captu
                 pools[p].name = res[i].names[k];
                 npool++;
             }
+            if (!pools[p].caps && !(pools[p].caps = calloc((size_t)n, sizeof *pools[p].caps))) {
+                st = ADM_FAIL(ADM_ERR_NOMEM, "replay: out of memory for %d captures", n);
+                goto out;
+            }
+            adm_capture_summary_of(&res[i].verdicts[k], &pools[p].caps[pools[p].count]);
             adm_verdict_pool_add(&pools[p].acc, &res[i].verdicts[k], label);
             pools[p].count++;
             pools[p].refined += res[i].mpfr_refined;
@@ -272,11 +278,13 @@ static adm_status add_replay_body(adm_report *r, const adm_capture *const *captu
         char src[64];
         if (pools[p].count < 2) continue;
         snprintf(src, sizeof src, "pooled (%d captures)", pools[p].count);
-        st = adm_report_add(r, src, pools[p].op, pools[p].name, &pools[p].acc, pools[p].refined, NULL);
+        if ((st = adm_report_add(r, src, pools[p].op, pools[p].name, &pools[p].acc, pools[p].refined, NULL)) == ADM_OK)
+            st = adm_report_set_evidence(r, pools[p].caps, pools[p].count, NULL);
     }
     if (st != ADM_OK) truncate_rows(r, start);
 out:
     for (int i = 0; res && i < done; i++) adm_replay_result_free(&res[i]);
+    for (int p = 0; pools && p < npool; p++) free(pools[p].caps);
     free(res);
     free(pools);
     return st;

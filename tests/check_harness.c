@@ -1384,8 +1384,8 @@ START_TEST(test_report_in_memory)
         ck_assert_ptr_nonnull(f);
         adm_report_print(rep, f);
         fclose(f);
-        ck_assert_msg(strstr(buf, "power: over 2048 elements, this evidence rejects") &&
-                      strstr(buf, "power: over 4096 elements in 2 captures, this evidence rejects") &&
+        ck_assert_msg(strstr(buf, "Power: over 2048 elements, this evidence rejects") &&
+                      strstr(buf, "Power: over 4096 elements in 2 captures, this evidence rejects") &&
                       !strstr(buf, "elements0"), "%s", buf);
         free(buf);
     }
