@@ -174,49 +174,65 @@ static adm_status emu_attention_body(const adm_op_params *p, const adm_tensor *c
     attn_dims d = dims_of(q, k, v);
     int64_t os[ADM_MAX_DIMS], kmax = 128 > d.T ? 128 : d.T;
     double scale = p->attn_scale > 0 ? p->attn_scale : 1.0 / sqrt((double)d.D);
-    float sf = (float)sqrt(scale), *qh, *kh, *vh, *s, *qs, *acc, *o;
+    float sf = (float)sqrt(scale), *qh, *kh, *vh;
+    int oom = 0;
     adm_status st = ADM_OK;
     if (path < ADM_ATTN_MATH || path > ADM_ATTN_TILED)
         return ADM_FAIL(ADM_ERR_INVALID, "attention emulation: unknown path %d", (int)path);
     memcpy(os, q->shape, sizeof(int64_t) * (size_t)q->ndim);
     os[q->ndim - 1] = d.E;
-    qh = malloc(sizeof *qh * (size_t)(d.S * d.D + 1));
-    kh = malloc(sizeof *kh * (size_t)(d.T * d.D + 1));
-    vh = malloc(sizeof *vh * (size_t)(d.T * d.E + 1));
-    s = malloc(sizeof *s * (size_t)(2 * kmax + 1));
-    qs = malloc(sizeof *qs * (size_t)(d.D + 1));
-    acc = malloc(sizeof *acc * (size_t)(d.E + 1));
-    o = malloc(sizeof *o * (size_t)(d.E + 1));
-    if (!qh || !kh || !vh || !s || !qs || !acc || !o) {
+    /* every head's q, k sf (math paths) and v in fp32, then the query
+     * rows of all heads in parallel, each computed in its own order */
+    qh = malloc(sizeof *qh * (size_t)(d.H * d.S * d.D + 1));
+    kh = malloc(sizeof *kh * (size_t)(d.H * d.T * d.D + 1));
+    vh = malloc(sizeof *vh * (size_t)(d.H * d.T * d.E + 1));
+    if (!qh || !kh || !vh) {
         st = ADM_FAIL(ADM_ERR_NOMEM, "attention emulation: out of memory");
         goto done;
     }
     if ((st = adm_tensor_alloc(out, q->dtype, q->ndim, os)) != ADM_OK) goto done;
-    for (int64_t h = 0; h < d.H; h++) {
-        for (int64_t i = 0; i < d.S * d.D; i++) qh[i] = (float)adm_tensor_get(q, h * d.S * d.D + i);
-        for (int64_t i = 0; i < d.T * d.D; i++) {
-            kh[i] = (float)adm_tensor_get(k, h * d.T * d.D + i);
-            if (path == ADM_ATTN_MATH || path == ADM_ATTN_MATH_BF16) kh[i] *= sf;
-            if (path == ADM_ATTN_MATH_BF16) kh[i] = bf(kh[i]);
+    for (int64_t i = 0; i < d.H * d.S * d.D; i++) qh[i] = (float)adm_tensor_get(q, i);
+    for (int64_t i = 0; i < d.H * d.T * d.D; i++) {
+        kh[i] = (float)adm_tensor_get(k, i);
+        if (path == ADM_ATTN_MATH || path == ADM_ATTN_MATH_BF16) kh[i] *= sf;
+        if (path == ADM_ATTN_MATH_BF16) kh[i] = bf(kh[i]);
+    }
+    for (int64_t i = 0; i < d.H * d.T * d.E; i++) vh[i] = (float)adm_tensor_get(v, i);
+#pragma omp parallel
+    {
+        float *s = malloc(sizeof *s * (size_t)(2 * kmax + 1)), *qs = malloc(sizeof *qs * (size_t)(d.D + 1));
+        float *acc = malloc(sizeof *acc * (size_t)(d.E + 1)), *o = malloc(sizeof *o * (size_t)(d.E + 1));
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+        if (!s || !qs || !acc || !o) {
+#pragma omp atomic write
+            oom = 1;
         }
-        for (int64_t i = 0; i < d.T * d.E; i++) vh[i] = (float)adm_tensor_get(v, h * d.T * d.E + i);
-        for (int64_t i = 0; i < d.S; i++) {
-            int64_t tend = p->causal ? (i + 1 < d.T ? i + 1 : d.T) : d.T;
+#pragma omp for schedule(static)
+        for (int64_t hi = 0; hi < d.H * d.S; hi++) {
+            int64_t h = hi / d.S, i = hi % d.S, tend = p->causal ? (i + 1 < d.T ? i + 1 : d.T) : d.T;
+            const float *qhh = qh + h * d.S * d.D, *khh = kh + h * d.T * d.D, *vhh = vh + h * d.T * d.E;
+            if (!s || !qs || !acc || !o) continue;
             if (path == ADM_ATTN_MATH || path == ADM_ATTN_MATH_BF16)
-                math_row(qh, kh, vh, &d, i, tend, sf, path == ADM_ATTN_MATH_BF16, s, qs, o);
+                math_row(qhh, khh, vhh, &d, i, tend, sf, path == ADM_ATTN_MATH_BF16, s, qs, o);
             else
-                online_row(qh + i * d.D, kh, vh, &d, tend, (float)scale, path == ADM_ATTN_FLASH, s, acc, o);
+                online_row(qhh + i * d.D, khh, vhh, &d, tend, (float)scale, path == ADM_ATTN_FLASH, s, acc, o);
             for (int64_t e = 0; e < d.E; e++) put(out, (h * d.S + i) * d.E + e, o[e]);
         }
+        adm_fpenv_leave(&fe);
+        free(s);
+        free(qs);
+        free(acc);
+        free(o);
+    }
+    if (oom) {
+        adm_tensor_free(out);
+        st = ADM_FAIL(ADM_ERR_NOMEM, "attention emulation: out of memory");
     }
 done:
     free(qh);
     free(kh);
     free(vh);
-    free(s);
-    free(qs);
-    free(acc);
-    free(o);
     return st;
 }
 
@@ -247,7 +263,7 @@ static adm_status emu_row_sum_body(const adm_op_params *p, const adm_tensor *con
     const adm_tensor *x = in[0];
     int axis = p->axis < 0 ? p->axis + x->ndim : p->axis, k = 0;
     int64_t outer = 1, n, inner = 1, os[ADM_MAX_DIMS];
-    float *row;
+    int oom = 0;
     if (order < ADM_SUM_PAIRWISE || order > ADM_SUM_BF16_ACC)
         return ADM_FAIL(ADM_ERR_INVALID, "row sum emulation: unknown order %d", (int)order);
     if (axis < 0 || axis >= x->ndim)
@@ -258,12 +274,22 @@ static adm_status emu_row_sum_body(const adm_op_params *p, const adm_tensor *con
         if (dd > axis) inner *= x->shape[dd];
         if (dd != axis) os[k++] = x->shape[dd];
     }
-    row = malloc(sizeof *row * (size_t)(n + 1));
-    if (!row) return ADM_FAIL(ADM_ERR_NOMEM, "row sum emulation: out of memory");
-    if (adm_tensor_alloc(out, ADM_FP32, k, os) != ADM_OK) { free(row); return adm_error_code(); }
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t in_ = 0; in_ < inner; in_++) {
+    ADM_TRY(adm_tensor_alloc(out, ADM_FP32, k, os));
+    /* the sums in parallel, each in its own order */
+#pragma omp parallel
+    {
+    float *row = malloc(sizeof *row * (size_t)(n + 1));
+    adm_fpenv fe;
+    adm_fpenv_enter(&fe);
+    if (!row) {
+#pragma omp atomic write
+        oom = 1;
+    }
+#pragma omp for schedule(static)
+    for (int64_t oi = 0; oi < outer * inner; oi++) {
+            int64_t o = oi / inner, in_ = oi % inner;
             float s = 0, lane[32] = {0};
+            if (!row) continue;
             for (int64_t j = 0; j < n; j++) row[j] = (float)adm_tensor_get(x, (o * n + j) * inner + in_);
             if (order == ADM_SUM_PAIRWISE) s = tree_sum(row, n);
             else if (order == ADM_SUM_WARP) {
@@ -275,8 +301,14 @@ static adm_status emu_row_sum_body(const adm_op_params *p, const adm_tensor *con
                     if (order == ADM_SUM_BF16_ACC) s = bf(s);
                 }
             adm_tensor_set_bits(out, o * inner + in_, adm_f32_bits(s));
-        }
+    }
+    adm_fpenv_leave(&fe);
     free(row);
+    }
+    if (oom) {
+        adm_tensor_free(out);
+        return ADM_FAIL(ADM_ERR_NOMEM, "row sum emulation: out of memory");
+    }
     return ADM_OK;
 }
 

@@ -21,13 +21,20 @@ static adm_status emu_gated_residual_body(const adm_op_params *p, const adm_tens
     (void)p;
     ADM_TRY(adm_tensor_broadcast(in[1], x->ndim, x->shape, &g));
     ADM_TRY(adm_tensor_alloc(out, x->dtype, x->ndim, x->shape));
-    for (int64_t i = 0; i < n; i++) {
-        float gy = (float)adm_tensor_get(&g, i) * (float)adm_tensor_get(y, i), v;
-        uint64_t b;
-        if (early) gy = (float)adm_format_round(x->dtype, gy, ADM_RNE, 0);
-        v = (float)adm_tensor_get(x, i) + gy;
-        adm_format_encode(x->dtype, v, ADM_RNE, 0, &b);
-        adm_tensor_set_bits(out, i, b);
+#pragma omp parallel
+    {
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+        for (int64_t i = 0; i < n; i++) {
+            float gy = (float)adm_tensor_get(&g, i) * (float)adm_tensor_get(y, i), v;
+            uint64_t b;
+            if (early) gy = (float)adm_format_round(x->dtype, gy, ADM_RNE, 0);
+            v = (float)adm_tensor_get(x, i) + gy;
+            adm_format_encode(x->dtype, v, ADM_RNE, 0, &b);
+            adm_tensor_set_bits(out, i, b);
+        }
+        adm_fpenv_leave(&fe);
     }
     return ADM_OK;
 }
@@ -62,27 +69,40 @@ static adm_status emu_linear_attention_body(const adm_op_params *p, const adm_te
     os[r - 1] = E;
     if (adm_tensor_alloc(out, ADM_FP32, r, os) != ADM_OK) { free(kv); return adm_error_code(); }
     for (int64_t h = 0; h < H; h++) {
-        memset(kv, 0, sizeof *kv * (size_t)(D * E + D));
-        for (int64_t j = 0; j < T; j++)
+        /* KV's rows d in parallel, each summed over j in order; then the
+         * queries in parallel */
+#pragma omp parallel
+        {
+            adm_fpenv fe;
+            adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
             for (int64_t d = 0; d < D; d++) {
-                float f = fmaxf((float)adm_tensor_get(k, (h * T + j) * D + d), 0.0f);
-                ks[d] += f;
-                for (int64_t e = 0; e < E; e++) kv[d * E + e] += f * (float)adm_tensor_get(v, (h * T + j) * E + e);
+                float *kvd = kv + d * E;
+                ks[d] = 0;
+                for (int64_t e = 0; e < E; e++) kvd[e] = 0;
+                for (int64_t j = 0; j < T; j++) {
+                    float f = fmaxf((float)adm_tensor_get(k, (h * T + j) * D + d), 0.0f);
+                    ks[d] += f;
+                    for (int64_t e = 0; e < E; e++) kvd[e] += f * (float)adm_tensor_get(v, (h * T + j) * E + e);
+                }
+                if (bf16_state) {
+                    for (int64_t e = 0; e < E; e++) kvd[e] = bf(kvd[e]);
+                    ks[d] = bf(ks[d]);
+                }
             }
-        if (bf16_state) {
-            for (int64_t i = 0; i < D * E; i++) kv[i] = bf(kv[i]);
-            for (int64_t d = 0; d < D; d++) ks[d] = bf(ks[d]);
-        }
-        for (int64_t i = 0; i < S; i++) {
-            float den = 0;
-            for (int64_t d = 0; d < D; d++) den += fmaxf((float)adm_tensor_get(q, (h * S + i) * D + d), 0.0f) * ks[d];
-            den += (float)p->eps;
-            for (int64_t e = 0; e < E; e++) {
-                float num = 0;
-                for (int64_t d = 0; d < D; d++)
-                    num += fmaxf((float)adm_tensor_get(q, (h * S + i) * D + d), 0.0f) * kv[d * E + e];
-                adm_tensor_set_bits(out, (h * S + i) * E + e, adm_f32_bits(num / den));
+#pragma omp for schedule(static)
+            for (int64_t i = 0; i < S; i++) {
+                float den = 0;
+                for (int64_t d = 0; d < D; d++) den += fmaxf((float)adm_tensor_get(q, (h * S + i) * D + d), 0.0f) * ks[d];
+                den += (float)p->eps;
+                for (int64_t e = 0; e < E; e++) {
+                    float num = 0;
+                    for (int64_t d = 0; d < D; d++)
+                        num += fmaxf((float)adm_tensor_get(q, (h * S + i) * D + d), 0.0f) * kv[d * E + e];
+                    adm_tensor_set_bits(out, (h * S + i) * E + e, adm_f32_bits(num / den));
+                }
             }
+            adm_fpenv_leave(&fe);
         }
     }
     free(kv);
@@ -118,6 +138,11 @@ static adm_status emu_nvfp4_qdq_body(const adm_tensor *x, adm_tensor *out)
     }
     g = amax / 2688.0f; /* per_tensor_amax_to_scale: amax / (448 * 6) */
     ADM_TRY(adm_tensor_alloc(out, ADM_FP32, x->ndim, x->shape));
+#pragma omp parallel
+    {
+    adm_fpenv fe;
+    adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
     for (int64_t b0 = 0; b0 < n; b0 += 16) {
         float bamax = 0, sb, t, xs[16];
         for (int64_t j = 0; j < 16; j++) {
@@ -139,6 +164,8 @@ static adm_status emu_nvfp4_qdq_body(const adm_tensor *x, adm_tensor *out)
                 q = (float)adm_format_round(ADM_E2M1, fminf(fmaxf(q, -6.0f), 6.0f), ADM_RNE, ADM_CVT_SATFINITE);
             adm_tensor_set_bits(out, b0 + j, adm_f32_bits(q * t));
         }
+    }
+    adm_fpenv_leave(&fe);
     }
     return ADM_OK;
 }

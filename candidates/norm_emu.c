@@ -4,6 +4,7 @@
  * each rounds where its kernel rounds. */
 #include "adm_candidates.h"
 #include "adm_fpenv.h"
+#include "emu_internal.h"
 #include "norm_emu.h"
 
 #include <math.h>
@@ -50,23 +51,40 @@ static adm_status emu_rmsnorm_body(const adm_op_params *p, const adm_tensor *con
 {
     const adm_tensor *x = in[0], *w = in[1];
     int64_t C = x->shape[x->ndim - 1], R = C ? adm_tensor_numel(x) / C : 0;
-    float *row = malloc(sizeof *row * (size_t)(C + 1));
-    if (!row) return ADM_FAIL(ADM_ERR_NOMEM, "rmsnorm emulation: out of memory");
-    if (adm_tensor_alloc(out, x->dtype, x->ndim, x->shape) != ADM_OK) { free(row); return adm_error_code(); }
-    for (int64_t r = 0; r < R; r++) {
-        float ms, rs;
-        for (int64_t k = 0; k < C; k++) row[k] = (float)adm_tensor_get(x, r * C + k);
-        ms = sumsq(row, C, how) / (float)C;
-        rs = rsqrt_f32(ms + (float)p->eps);
-        for (int64_t k = 0; k < C; k++) {
-            float v = row[k] * rs, wk = w ? (float)adm_tensor_get(w, k) : 1.0f;
-            if (fused_out) v = v * wk;
-            else v = bf(bf(v) * wk);       /* diffusers: .to(dtype) * weight */
-            if (silu_after) v = fused_out ? silu(v) : silu(bf(v));
-            put(out, r * C + k, v);
+    int oom = 0;
+    ADM_TRY(adm_tensor_alloc(out, x->dtype, x->ndim, x->shape));
+    /* rows in parallel, each in its own order */
+#pragma omp parallel
+    {
+        float *row = malloc(sizeof *row * (size_t)(C + 1));
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+        if (!row) {
+#pragma omp atomic write
+            oom = 1;
         }
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < R; r++) {
+            float ms, rs;
+            if (!row) continue;
+            adm_emu_load_f32(x, r * C, C, row);
+            ms = sumsq(row, C, how) / (float)C;
+            rs = rsqrt_f32(ms + (float)p->eps);
+            for (int64_t k = 0; k < C; k++) {
+                float v = row[k] * rs, wk = w ? (float)adm_tensor_get(w, k) : 1.0f;
+                if (fused_out) v = v * wk;
+                else v = bf(bf(v) * wk);       /* diffusers: .to(dtype) * weight */
+                if (silu_after) v = fused_out ? silu(v) : silu(bf(v));
+                put(out, r * C + k, v);
+            }
+        }
+        adm_fpenv_leave(&fe);
+        free(row);
     }
-    free(row);
+    if (oom) {
+        adm_tensor_free(out);
+        return ADM_FAIL(ADM_ERR_NOMEM, "rmsnorm emulation: out of memory");
+    }
     return ADM_OK;
 }
 
@@ -89,16 +107,32 @@ static adm_status emu_mean_sq_body(const adm_op_params *p, const adm_tensor *con
 {
     const adm_tensor *x = in[0];
     int64_t C = x->ndim ? x->shape[x->ndim - 1] : 1, R = C ? adm_tensor_numel(x) / C : 0;
-    float *row;
+    int oom = 0;
     if (x->ndim < 1 || (p->axis != -1 && p->axis != x->ndim - 1))
         return ADM_FAIL(ADM_ERR_UNSUPPORTED, "norm statistic emulation: only the last axis (axis %d given)", p->axis);
-    if (!(row = malloc(sizeof *row * (size_t)(C + 1)))) return ADM_FAIL(ADM_ERR_NOMEM, "mean_sq emulation: out of memory");
-    if (adm_tensor_alloc(out, ADM_FP32, x->ndim - 1, x->shape) != ADM_OK) { free(row); return adm_error_code(); }
-    for (int64_t r = 0; r < R; r++) {
-        for (int64_t k = 0; k < C; k++) row[k] = (float)adm_tensor_get(x, r * C + k);
-        adm_tensor_set_bits(out, r, adm_f32_bits(sumsq(row, C, how) / (float)C));
+    ADM_TRY(adm_tensor_alloc(out, ADM_FP32, x->ndim - 1, x->shape));
+#pragma omp parallel
+    {
+        float *row = malloc(sizeof *row * (size_t)(C + 1));
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+        if (!row) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < R; r++) {
+            if (!row) continue;
+            adm_emu_load_f32(x, r * C, C, row);
+            adm_tensor_set_bits(out, r, adm_f32_bits(sumsq(row, C, how) / (float)C));
+        }
+        adm_fpenv_leave(&fe);
+        free(row);
     }
-    free(row);
+    if (oom) {
+        adm_tensor_free(out);
+        return ADM_FAIL(ADM_ERR_NOMEM, "mean_sq emulation: out of memory");
+    }
     return ADM_OK;
 }
 
@@ -119,39 +153,53 @@ static adm_status emu_layernorm_body(const adm_op_params *p, const adm_tensor *c
     const adm_tensor *x = in[0], *w = in[1], *b = in[2];
     adm_tensor sh, sc;
     int64_t C = x->shape[x->ndim - 1], R = C ? adm_tensor_numel(x) / C : 0;
-    float *row = malloc(sizeof *row * (size_t)(C + 1));
-    if (!row) return ADM_FAIL(ADM_ERR_NOMEM, "layernorm emulation: out of memory");
+    int oom = 0;
     if (p->modulate) {
-        if (adm_tensor_broadcast(in[3], x->ndim, x->shape, &sh) != ADM_OK ||
-            adm_tensor_broadcast(in[4], x->ndim, x->shape, &sc) != ADM_OK) {
-            free(row);
-            return adm_error_code();
-        }
+        ADM_TRY(adm_tensor_broadcast(in[3], x->ndim, x->shape, &sh));
+        ADM_TRY(adm_tensor_broadcast(in[4], x->ndim, x->shape, &sc));
     }
-    if (adm_tensor_alloc(out, x->dtype, x->ndim, x->shape) != ADM_OK) { free(row); return adm_error_code(); }
-    for (int64_t r = 0; r < R; r++) {
-        float mu = 0, var = 0, rs;
-        for (int64_t k = 0; k < C; k++) { row[k] = (float)adm_tensor_get(x, r * C + k); mu += row[k]; }
-        mu /= (float)C;
-        for (int64_t k = 0; k < C; k++) var += (row[k] - mu) * (row[k] - mu);
-        rs = rsqrt_f32(var / (float)C + (float)p->eps);
-        for (int64_t k = 0; k < C; k++) {
-            int64_t i = r * C + k;
-            float wk = w ? (float)adm_tensor_get(w, k) : 1.0f, bk = b ? (float)adm_tensor_get(b, k) : 0.0f, v;
-            float s1 = p->modulate ? 1.0f + (float)adm_tensor_get(&sc, i) : 1.0f, t = p->modulate ? (float)adm_tensor_get(&sh, i) : 0.0f;
-            if (folded) {
-                /* one fp32 expression: x a + c, a = rstd w (1 + scale),
-                 * c = (b - mu rstd w)(1 + scale) + shift */
-                float a = rs * wk * s1, cc = (bk - mu * rs * wk) * s1 + t;
-                v = row[k] * a + cc;
-            } else {
-                v = bf((row[k] - mu) * rs * wk + bk);            /* F.layer_norm */
-                if (p->modulate) v = bf(bf(v * bf(s1)) + t);     /* x * (1 + scale) + shift, eager */
+    ADM_TRY(adm_tensor_alloc(out, x->dtype, x->ndim, x->shape));
+#pragma omp parallel
+    {
+        float *row = malloc(sizeof *row * (size_t)(C + 1));
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+        if (!row) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < R; r++) {
+            float mu = 0, var = 0, rs;
+            if (!row) continue;
+            adm_emu_load_f32(x, r * C, C, row);
+            for (int64_t k = 0; k < C; k++) mu += row[k];
+            mu /= (float)C;
+            for (int64_t k = 0; k < C; k++) var += (row[k] - mu) * (row[k] - mu);
+            rs = rsqrt_f32(var / (float)C + (float)p->eps);
+            for (int64_t k = 0; k < C; k++) {
+                int64_t i = r * C + k;
+                float wk = w ? (float)adm_tensor_get(w, k) : 1.0f, bk = b ? (float)adm_tensor_get(b, k) : 0.0f, v;
+                float s1 = p->modulate ? 1.0f + (float)adm_tensor_get(&sc, i) : 1.0f, t = p->modulate ? (float)adm_tensor_get(&sh, i) : 0.0f;
+                if (folded) {
+                    /* one fp32 expression: x a + c, a = rstd w (1 + scale),
+                     * c = (b - mu rstd w)(1 + scale) + shift */
+                    float a = rs * wk * s1, cc = (bk - mu * rs * wk) * s1 + t;
+                    v = row[k] * a + cc;
+                } else {
+                    v = bf((row[k] - mu) * rs * wk + bk);            /* F.layer_norm */
+                    if (p->modulate) v = bf(bf(v * bf(s1)) + t);     /* x * (1 + scale) + shift, eager */
+                }
+                put(out, i, v);
             }
-            put(out, i, v);
         }
+        adm_fpenv_leave(&fe);
+        free(row);
     }
-    free(row);
+    if (oom) {
+        adm_tensor_free(out);
+        return ADM_FAIL(ADM_ERR_NOMEM, "layernorm emulation: out of memory");
+    }
     return ADM_OK;
 }
 
@@ -173,13 +221,24 @@ static adm_status emu_groupnorm_body(const adm_op_params *p, const adm_tensor *c
     int cl = p->channels_last;
     int64_t B = x->shape[0], C = cl ? x->shape[2] : x->shape[1], L = cl ? x->shape[1] : x->shape[2], G = p->groups;
     int64_t cpg = C / G, n = cpg * L;
-    float *v = malloc(sizeof *v * (size_t)(n + 1));
-    int64_t *off = malloc(sizeof *off * (size_t)(n + 1)), *ch = malloc(sizeof *ch * (size_t)(n + 1));
-    if (!v || !off || !ch) { free(v); free(off); free(ch); return ADM_FAIL(ADM_ERR_NOMEM, "groupnorm emulation: out of memory"); }
-    if (adm_tensor_alloc(out, x->dtype, x->ndim, x->shape) != ADM_OK) { free(v); free(off); free(ch); return adm_error_code(); }
-    for (int64_t bb = 0; bb < B; bb++)
-        for (int64_t g = 0; g < G; g++) {
+    int oom = 0;
+    ADM_TRY(adm_tensor_alloc(out, x->dtype, x->ndim, x->shape));
+    /* the (batch, group) sets in parallel, each in its own order */
+#pragma omp parallel
+    {
+        float *v = malloc(sizeof *v * (size_t)(n + 1));
+        int64_t *off = malloc(sizeof *off * (size_t)(n + 1)), *ch = malloc(sizeof *ch * (size_t)(n + 1));
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+        if (!v || !off || !ch) {
+#pragma omp atomic write
+            oom = 1;
+        }
+#pragma omp for schedule(static)
+        for (int64_t bg = 0; bg < B * G; bg++) {
+            int64_t bb = bg / G, g = bg % G;
             float mu = 0, var = 0, rs;
+            if (!v || !off || !ch) continue;
             for (int64_t k = 0; k < n; k++) {
                 int64_t c = g * cpg + (cl ? k % cpg : k / L), l = cl ? k / cpg : k % L;
                 off[k] = cl ? (bb * L + l) * C + c : (bb * C + c) * L + l;
@@ -204,9 +263,15 @@ static adm_status emu_groupnorm_body(const adm_op_params *p, const adm_tensor *c
                 put(out, off[k], y);
             }
         }
-    free(v);
-    free(off);
-    free(ch);
+        adm_fpenv_leave(&fe);
+        free(v);
+        free(off);
+        free(ch);
+    }
+    if (oom) {
+        adm_tensor_free(out);
+        return ADM_FAIL(ADM_ERR_NOMEM, "groupnorm emulation: out of memory");
+    }
     return ADM_OK;
 }
 

@@ -3,6 +3,7 @@
  * request-gated fusions and their reference paths), with the static
  * declarations gate 6 reads. */
 #include "adm_candidates.h"
+#include "cuda_twins.h"
 #include "norm_emu.h"
 #include "plugin_sandbox.h"
 
@@ -94,6 +95,32 @@ static adm_status lg_cublaslt_bias(const adm_impl *self, const adm_op_params *p,
 static adm_status lg_cublaslt_gelu_bias(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in,
                                         adm_tensor *out)
 { (void)self; return cuda_lg(p, in, out, 2); }
+
+/* ---- the CUDA twins of the emulations (candidates/cuda_twins.h): GPU
+ * kernels with the emulations' bits, for a table on real kernels */
+
+#define TWIN_FN(name, which) \
+    static adm_status name(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out) \
+    { (void)self; return adm_cuda_twin(which, p, in, out); }
+TWIN_FN(tw_l_eager, ADM_TWIN_LINEAR_EAGER)
+TWIN_FN(tw_l_bias, ADM_TWIN_LINEAR_BIAS_EPILOGUE)
+TWIN_FN(tw_l_splitk, ADM_TWIN_LINEAR_SPLITK_FP32)
+TWIN_FN(tw_l_splitk_bf16, ADM_TWIN_LINEAR_SPLITK_BF16)
+TWIN_FN(tw_l_added_qkv, ADM_TWIN_LINEAR_ADDED_QKV)
+TWIN_FN(tw_l_nvfp4_input, ADM_TWIN_LINEAR_NVFP4_INPUT)
+TWIN_FN(tw_lg_eager, ADM_TWIN_LG_EAGER)
+TWIN_FN(tw_lg_fused, ADM_TWIN_LG_FUSED_EPILOGUE)
+TWIN_FN(tw_gr_eager, ADM_TWIN_GR_EAGER)
+TWIN_FN(tw_gr_early, ADM_TWIN_GR_EARLY_ROUND)
+TWIN_FN(tw_rms_eager, ADM_TWIN_RMS_EAGER)
+TWIN_FN(tw_rms_fused, ADM_TWIN_RMS_FUSED_FP32)
+TWIN_FN(tw_rms_bf16, ADM_TWIN_RMS_BF16_STATS)
+TWIN_FN(tw_ln_eager, ADM_TWIN_LN_EAGER)
+TWIN_FN(tw_ln_folded, ADM_TWIN_LN_FOLDED)
+TWIN_FN(tw_la_fp32, ADM_TWIN_LA_EAGER_FP32)
+TWIN_FN(tw_la_bf16, ADM_TWIN_LA_BF16_GEMM)
+TWIN_FN(tw_gn_eager, ADM_TWIN_GN_EAGER)
+TWIN_FN(tw_gn_fused, ADM_TWIN_GN_FUSED_TWOPASS)
 
 /* ---- norms, residual, attention */
 
@@ -195,6 +222,26 @@ static const adm_impl registry[] = {
     {"row_sum", "sequential", "cpu", D_SUM, rs_sequential, "fp32 sum with one accumulator in index order", NULL},
     {"row_sum", "warp", "cpu", D_SUM, rs_warp, "fp32 sum over 32 lanes (elements j = lane mod 32), then a tree across the lanes", NULL},
     {"row_sum", "bf16_acc", "cpu", D_SUM_BF16, rs_bf16, "the running sum rounded to bf16 after every add (high-tier contrast)", NULL},
+    /* the CUDA twins: each the GPU kernel of the emulation it names, with its bits */
+    {"linear", "cuda_eager", "cuda", D_REF, tw_l_eager, "GPU twin of linear/eager: one thread per output, k in order", NULL},
+    {"linear", "cuda_bias_epilogue", "cuda", D_REF, tw_l_bias, "GPU twin of linear/bias_epilogue", NULL},
+    {"linear", "cuda_splitk_fp32", "cuda", D_REF, tw_l_splitk, "GPU twin of linear/splitk_fp32", NULL},
+    {"linear", "cuda_splitk_bf16", "cuda", D_BF16MID, tw_l_splitk_bf16, "GPU twin of linear/splitk_bf16", NULL},
+    {"linear", "cuda_added_qkv_fused", "cuda", D_REF, tw_l_added_qkv, "GPU twin of linear/added_qkv_fused: fp64 k-blocks of 16", NULL},
+    {"linear", "cuda_nvfp4_input", "cuda", D_FP4, tw_l_nvfp4_input, "GPU twin of linear/nvfp4_input: the NVFP4 quantizer, then the eager GEMM", NULL},
+    {"linear+gelu", "cuda_eager", "cuda", D_REF, tw_lg_eager, "GPU twin of linear+gelu/eager (glibc's tanhf/erff, ported)", NULL},
+    {"linear+gelu", "cuda_fused_epilogue", "cuda", D_REF, tw_lg_fused, "GPU twin of linear+gelu/fused_epilogue", NULL},
+    {"gated_residual", "cuda_eager", "cuda", D_REF, tw_gr_eager, "GPU twin of gated_residual/eager", NULL},
+    {"gated_residual", "cuda_early_round", "cuda", D_REF, tw_gr_early, "GPU twin of gated_residual/early_round", NULL},
+    {"rmsnorm", "cuda_eager", "cuda", D_REF, tw_rms_eager, "GPU twin of rmsnorm/eager: one warp per row (glibc's expf for SiLU, ported)", NULL},
+    {"rmsnorm", "cuda_fused_fp32", "cuda", D_REF, tw_rms_fused, "GPU twin of rmsnorm/fused_fp32: the 32-lane sum on a warp's lanes", NULL},
+    {"rmsnorm", "cuda_bf16_stats", "cuda", D_BF16MID, tw_rms_bf16, "GPU twin of rmsnorm/bf16_stats", NULL},
+    {"layernorm", "cuda_eager", "cuda", D_REF, tw_ln_eager, "GPU twin of layernorm/eager: one warp per row", NULL},
+    {"layernorm", "cuda_fused_affine_folded", "cuda", D_REF, tw_ln_folded, "GPU twin of layernorm/fused_affine_folded", NULL},
+    {"linear_attention", "cuda_eager_fp32", "cuda", D_PROMOTED, tw_la_fp32, "GPU twin of linear_attention/eager_fp32", NULL},
+    {"linear_attention", "cuda_bf16_gemm", "cuda", D_BF16GEMM, tw_la_bf16, "GPU twin of linear_attention/bf16_gemm", NULL},
+    {"groupnorm", "cuda_eager", "cuda", D_REF, tw_gn_eager, "GPU twin of groupnorm/eager: one warp per group", NULL},
+    {"groupnorm", "cuda_fused_twopass", "cuda", D_REF, tw_gn_fused, "GPU twin of groupnorm/fused_twopass", NULL},
 };
 #define N_IMPL ((int)(sizeof registry / sizeof registry[0]))
 

@@ -17,7 +17,9 @@ extern "C" {
 #endif
 
 #define ADM_CAPTURE_MAGIC "admit-capture"
-#define ADM_CAPTURE_VERSION 1
+/* Version 2 adds one rule to version 1: a special case's input that is
+ * absent is the capture's /inputs one of that name (captures/FORMAT.md). */
+#define ADM_CAPTURE_VERSION 2
 /* A reader refuses any one tensor larger than this many bytes (16 GiB)
  * before allocating; ADM_CAPTURE_MAX_BYTES in the environment lowers or
  * raises it. */
@@ -115,6 +117,10 @@ ADM_API int adm_capture_special_count(const adm_capture *c);
 ADM_API const char *adm_capture_special_name(const adm_capture *c, int i);
 ADM_API int adm_capture_special_input_count(const adm_capture *c, int i);
 ADM_API adm_named_tensor adm_capture_special_input(const adm_capture *c, int i, int j);
+/* The input of that name case i runs on: its own, or, in a capture of
+ * version 2 and later, the capture's where the case has none; NULL when
+ * neither has it. */
+ADM_API const adm_tensor *adm_capture_special_find_input(const adm_capture *c, int i, const char *name);
 ADM_API const adm_tensor *adm_capture_special_reference(const adm_capture *c, int i);
 /* ADM_OK, or the status the reference path refused this case with. */
 ADM_API adm_status adm_capture_special_refusal(const adm_capture *c, int i);
@@ -123,9 +129,22 @@ ADM_API adm_named_tensor adm_capture_special_candidate(const adm_capture *c, int
 
 /* ---- building and writing */
 ADM_API adm_status adm_capture_create(const char *op, const char *params_json, adm_capture **out);
+/* A capture over the caller's own tensors, built in memory with no file:
+ * as adm_capture_create, but every tensor given to it afterwards (inputs,
+ * reference, candidates, oracle, special cases) is borrowed, not copied.
+ * The capture reads each where it lies, with its strides (any: 0,
+ * negative, transposed), after checking it as adm_tensor_wrap checks a
+ * view (every element it addresses within its capacity) and that its data
+ * is there and aligned to its element size; the caller keeps the storage
+ * alive and unchanged until adm_capture_free. It validates, judges
+ * (adm_harness_replay, adm_report_add_replay) and writes
+ * (adm_capture_write) exactly as the same tensors written to a file and
+ * read back. Computes nothing. */
+ADM_API adm_status adm_capture_create_borrowed(const char *op, const char *params_json, adm_capture **out);
 ADM_API adm_status adm_capture_set_provenance(adm_capture *c, const char *model, const char *layer,
                                               int64_t step, const char *source);
-/* Each add copies the tensor (contiguous) into the capture. */
+/* Each add copies the tensor (contiguous) into the capture; a borrowed
+ * capture's keeps a view of it. */
 ADM_API adm_status adm_capture_add_input(adm_capture *c, const char *name, const adm_tensor *t);
 ADM_API adm_status adm_capture_set_reference(adm_capture *c, const adm_tensor *t);
 ADM_API adm_status adm_capture_add_candidate(adm_capture *c, const char *name, const adm_tensor *t);

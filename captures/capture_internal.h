@@ -45,6 +45,9 @@ struct adm_capture {
      * (sandbox.c); NULL otherwise. */
     void *arena;
     size_t arena_len;
+    /* adm_capture_create_borrowed: every tensor added is a view of the
+     * caller's storage (never owned, never copied) */
+    int borrowed;
 };
 
 /* captures/capture_model.c, shared with the reader */

@@ -158,6 +158,15 @@ adm_named_tensor adm_capture_special_input(const adm_capture *c, int i, int j)
     return named(special_list(c, i, 0), j);
 }
 
+const adm_tensor *adm_capture_special_find_input(const adm_capture *c, int i, const char *name)
+{
+    const adm_entry_list *l = special_list(c, i, 0);
+    if (!l || !name) return NULL;
+    for (int j = 0; j < l->n; j++)
+        if (!strcmp(l->v[j].name, name)) return &l->v[j].t;
+    return c->version >= 2 ? adm_capture_find_input(c, name) : NULL;
+}
+
 const adm_tensor *adm_capture_special_reference(const adm_capture *c, int i)
 {
     const adm_special *s = special_at(c, i);
@@ -177,6 +186,13 @@ adm_named_tensor adm_capture_special_candidate(const adm_capture *c, int i, int 
 }
 
 /* ---------------------------------------------------------------- building */
+
+adm_status adm_capture_create_borrowed(const char *op, const char *params_json, adm_capture **out)
+{
+    ADM_TRY(adm_capture_create(op, params_json, out));
+    (*out)->borrowed = 1;
+    return ADM_OK;
+}
 
 adm_status adm_capture_create(const char *op, const char *params_json, adm_capture **out)
 {
@@ -214,21 +230,46 @@ adm_status adm_capture_set_provenance(adm_capture *c, const char *model, const c
     return ADM_OK;
 }
 
-static adm_status add_copy(adm_entry_list *l, const char *name, const adm_tensor *t)
+/* A borrowed capture's view of the caller's tensor: the descriptor as
+ * given, checked as adm_tensor_wrap checks a view (a known dtype, a rank
+ * of at most ADM_MAX_DIMS, every element it addresses within its
+ * capacity), with storage that is there and aligned for its elements
+ * (they are read through typed pointers). Never owned. */
+static adm_status borrow(const adm_tensor *t, adm_tensor *view)
+{
+    const adm_format_info *f = adm_format_get(t->dtype);
+    int64_t n;
+    if (!f) return ADM_FAIL(ADM_ERR_DTYPE, "a borrowed tensor has no valid dtype (%d)", (int)t->dtype);
+    ADM_TRY(adm_tensor_wrap(view, t->dtype, t->ndim, t->shape, t->stride, t->offset, t->data, t->capacity));
+    n = adm_tensor_numel(view);
+    if (n > 0 && !t->data) return ADM_FAIL(ADM_ERR_INVALID, "a borrowed tensor of %lld elements has no data", (long long)n);
+    if ((uintptr_t)t->data % (uintptr_t)f->storage_bytes)
+        return ADM_FAIL(ADM_ERR_INVALID, "a borrowed %s tensor's data is not aligned to its %d-byte elements", f->name,
+                        f->storage_bytes);
+    return ADM_OK;
+}
+
+/* A copy (contiguous, owned), or in a borrowed capture a view. */
+static adm_status take(const adm_capture *c, const adm_tensor *t, adm_tensor *out)
+{
+    return c->borrowed ? borrow(t, out) : adm_tensor_contiguous(t, out);
+}
+
+static adm_status add_copy(const adm_capture *c, adm_entry_list *l, const char *name, const adm_tensor *t)
 {
     adm_tensor copy;
     adm_status st;
     ADM_TRY(adm_cap_check_name(name));
-    ADM_TRY(adm_tensor_contiguous(t, &copy));
+    ADM_TRY(take(c, t, &copy));
     st = adm_cap_list_push(l, name, &copy);
     adm_tensor_free(&copy);
     return st;
 }
 
-static adm_status set_copy(int *has, adm_tensor *dst, const adm_tensor *t)
+static adm_status set_copy(const adm_capture *c, int *has, adm_tensor *dst, const adm_tensor *t)
 {
     adm_tensor copy;
-    ADM_TRY(adm_tensor_contiguous(t, &copy));
+    ADM_TRY(take(c, t, &copy));
     adm_tensor_free(dst);
     *dst = copy;
     *has = 1;
@@ -237,17 +278,17 @@ static adm_status set_copy(int *has, adm_tensor *dst, const adm_tensor *t)
 
 adm_status adm_capture_add_input(adm_capture *c, const char *name, const adm_tensor *t)
 {
-    return add_copy(&c->inputs, name, t);
+    return add_copy(c, &c->inputs, name, t);
 }
 
 adm_status adm_capture_set_reference(adm_capture *c, const adm_tensor *t)
 {
-    return set_copy(&c->has_ref, &c->ref, t);
+    return set_copy(c, &c->has_ref, &c->ref, t);
 }
 
 adm_status adm_capture_add_candidate(adm_capture *c, const char *name, const adm_tensor *t)
 {
-    return add_copy(&c->candidates, name, t);
+    return add_copy(c, &c->candidates, name, t);
 }
 
 adm_status adm_capture_set_oracle(adm_capture *c, const adm_tensor *t)
@@ -257,7 +298,7 @@ adm_status adm_capture_set_oracle(adm_capture *c, const adm_tensor *t)
     adm_tensor_free(&c->oracle_bound);
     c->has_oracle_bound = 0;
     c->oracle_certified = 0;
-    return set_copy(&c->has_oracle, &c->oracle, t);
+    return set_copy(c, &c->has_oracle, &c->oracle, t);
 }
 
 adm_status adm_capture_set_certified_oracle(adm_capture *c, const adm_tensor *value, const adm_tensor *bound)
@@ -269,8 +310,8 @@ adm_status adm_capture_set_certified_oracle(adm_capture *c, const adm_tensor *va
         return ADM_FAIL(ADM_ERR_SHAPE, "oracle value %s and bound %s differ in shape",
                         adm_shape_str(value->ndim, value->shape, a, sizeof a),
                         adm_shape_str(bound->ndim, bound->shape, b, sizeof b));
-    ADM_TRY(set_copy(&c->has_oracle, &c->oracle, value));
-    ADM_TRY(set_copy(&c->has_oracle_bound, &c->oracle_bound, bound));
+    ADM_TRY(set_copy(c, &c->has_oracle, &c->oracle, value));
+    ADM_TRY(set_copy(c, &c->has_oracle_bound, &c->oracle_bound, bound));
     c->oracle_certified = 1;
     return ADM_OK;
 }
@@ -310,14 +351,14 @@ adm_status adm_capture_special_add_input(adm_capture *c, int index, const char *
 {
     adm_special *s = NULL;
     ADM_TRY(special_mut(c, index, &s));
-    return add_copy(&s->inputs, name, t);
+    return add_copy(c, &s->inputs, name, t);
 }
 
 adm_status adm_capture_special_set_reference(adm_capture *c, int index, const adm_tensor *t)
 {
     adm_special *s = NULL;
     ADM_TRY(special_mut(c, index, &s));
-    return set_copy(&s->has_ref, &s->ref, t);
+    return set_copy(c, &s->has_ref, &s->ref, t);
 }
 
 adm_status adm_capture_special_set_refusal(adm_capture *c, int index, adm_status refused)
@@ -334,6 +375,6 @@ adm_status adm_capture_special_add_candidate(adm_capture *c, int index, const ch
 {
     adm_special *s = NULL;
     ADM_TRY(special_mut(c, index, &s));
-    return add_copy(&s->candidates, name, t);
+    return add_copy(c, &s->candidates, name, t);
 }
 

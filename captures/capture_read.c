@@ -751,7 +751,7 @@ static adm_status read_file(reader *r, const char *path, adm_capture **out)
     }
     if ((st = read_int_attr(f, where, "admit_version", 1, &present, &version)) != ADM_OK) goto done;
     if (version < 1) {
-        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute 'admit_version' = %lld, expected 1", where, (long long)version);
+        st = ADM_FAIL(ADM_ERR_FORMAT, "%s: attribute 'admit_version' = %lld, expected 1 or 2", where, (long long)version);
         goto done;
     }
     if (version > ADM_CAPTURE_VERSION) {

@@ -115,10 +115,27 @@ static adm_status write_list(hid_t loc, const char *gname, const adm_entry_list 
     return st;
 }
 
+/* The oldest version that means what c means: 2 where a special case
+ * leaves out an input of /inputs and c was made under version 2's rule
+ * (a capture read from a version 1 file keeps version 1's meaning: an
+ * absent input is absent), else 1, which every admit reads. */
+static int version_of(const adm_capture *c)
+{
+    if (c->version < 2) return 1;
+    for (int s = 0; s < c->n_specials; s++)
+        for (int i = 0; i < c->inputs.n; i++) {
+            int has = 0;
+            for (int j = 0; j < c->specials[s].inputs.n && !has; j++)
+                has = !strcmp(c->specials[s].inputs.v[j].name, c->inputs.v[i].name);
+            if (!has) return 2;
+        }
+    return 1;
+}
+
 static adm_status write_all(hid_t f, const adm_capture *c, int gzip)
 {
     ADM_TRY(write_str_attr(f, "admit_format", ADM_CAPTURE_MAGIC));
-    ADM_TRY(write_int_attr(f, "admit_version", ADM_CAPTURE_VERSION));
+    ADM_TRY(write_int_attr(f, "admit_version", version_of(c)));
     ADM_TRY(write_str_attr(f, "op", c->op));
     ADM_TRY(write_str_attr(f, "op_params", c->params));
     if (c->model[0]) ADM_TRY(write_str_attr(f, "model", c->model));

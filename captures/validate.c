@@ -6,13 +6,22 @@
 
 static const char *file_of(const adm_capture *c) { return c->path ? c->path : "(capture in memory)"; }
 
+/* inherit: the capture's /inputs, whose entries stand in for the ones
+ * inputs lacks (a special case of version 2); NULL: none. */
 static adm_status check_inputs(const adm_capture *c, const adm_op *op, const adm_op_params *p,
-                               const adm_entry_list *inputs, const char *prefix,
+                               const adm_entry_list *inputs, const adm_entry_list *inherit, const char *prefix,
                                int *ndim, int64_t *shape)
 {
     adm_op_shapes in;
     adm_status st;
     memset(&in, 0, sizeof in);
+    for (int i = 0; inherit && i < inherit->n; i++) {
+        int k = adm_op_input_index(op, inherit->v[i].name);
+        if (k < 0) continue; /* refused where /inputs itself is checked */
+        in.present[k] = 1;
+        in.ndim[k] = inherit->v[i].t.ndim;
+        memcpy(in.shape[k], inherit->v[i].t.shape, sizeof(int64_t) * (size_t)inherit->v[i].t.ndim);
+    }
     for (int i = 0; i < inputs->n; i++) {
         int k = adm_op_input_index(op, inputs->v[i].name);
         if (k < 0) {
@@ -83,7 +92,7 @@ adm_status adm_capture_validate(const adm_capture *c)
         adm_error_prefix("%s: root attribute 'op_params': ", file_of(c));
         return ADM_ERR_FORMAT;
     }
-    ADM_TRY(check_inputs(c, op, &p, &c->inputs, "", &ndim, shape));
+    ADM_TRY(check_inputs(c, op, &p, &c->inputs, NULL, "", &ndim, shape));
     ADM_TRY(check_outputs(c, "", c->has_ref, &c->ref, &c->candidates, ndim, shape));
     if (c->has_oracle) ADM_TRY(check_output(c, "/oracle", &c->oracle, ndim, shape, c->op));
     for (int i = 0; i < c->n_specials; i++) {
@@ -93,7 +102,7 @@ adm_status adm_capture_validate(const adm_capture *c)
         /* A case the reference refuses may not fit the op at all: that is
          * what it probes. */
         if (s->refusal != ADM_OK) continue;
-        ADM_TRY(check_inputs(c, op, &p, &s->inputs, prefix, &ndim, shape));
+        ADM_TRY(check_inputs(c, op, &p, &s->inputs, c->version >= 2 ? &c->inputs : NULL, prefix, &ndim, shape));
         ADM_TRY(check_outputs(c, prefix, s->has_ref, &s->ref, &s->candidates, ndim, shape));
     }
     return ADM_OK;

@@ -1,5 +1,6 @@
 /* admit-kernel: the command line of admit. */
 #include "cli.h"
+#include "dist.h"
 #include "adm_cuda.h"
 #include "adm_report.h"
 
@@ -34,7 +35,8 @@ static const char usage[] =
 int adm_cli_fail(void)
 {
     adm_cli_progress_done();
-    fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
+    /* every rank parses the same command line: rank 0 alone says what is wrong */
+    if (adm_dist_rank() == 0) fprintf(stderr, "admit-kernel: %s\n", adm_error_message());
     return ADM_EXIT_INPUT;
 }
 
@@ -49,6 +51,7 @@ int adm_cli_usage_error(const char *fmt, ...)
     va_list ap;
     char raw[ADM_CLI_TEXT_MAX];
     adm_cli_progress_done();
+    if (adm_dist_rank() > 0) return ADM_EXIT_INPUT;
     va_start(ap, fmt);
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
@@ -109,6 +112,15 @@ int adm_cli_set_budget(const char *option, const char *v)
     return ADM_EXIT_OK;
 }
 
+int adm_cli_set_unit_timeout(const char *v)
+{
+    int64_t t;
+    if (!adm_cli_parse_i64(v, 0, 90 * 86400, &t))
+        return adm_cli_usage_error("--unit-timeout: expected seconds from 0 (no limit) to 7776000, got '%s'", v);
+    adm_dist_set_unit_timeout(t);
+    return ADM_EXIT_OK;
+}
+
 const char *adm_cli_text(const char *s)
 {
     static char buf[4][ADM_CLI_TEXT_MAX];
@@ -157,15 +169,51 @@ int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier)
     return ADM_EXIT_OK;
 }
 
+#include <sys/ioctl.h>
 #include <unistd.h>
+
+int adm_cli_term_width(void)
+{
+    const char *c = getenv("COLUMNS");
+    int64_t w;
+    struct winsize ws;
+    if (c && adm_cli_parse_i64(c, 20, 10000, &w)) return (int)w;
+    /* under mpirun rank 0 writes to a pseudo-terminal of the launcher's,
+     * whatever the launcher's own output is: it says nothing of a reader */
+    if (adm_dist_size() > 1) return 0;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) return ws.ws_col;
+    return 0;
+}
+
+int adm_cli_term_color(void)
+{
+    const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
+    /* no-color.org: NO_COLOR present and not empty turns colour off */
+    if (nc && *nc) return 0;
+    if (term && !strcmp(term, "dumb")) return 0;
+    if (adm_dist_size() > 1) return 0; /* a launcher's pseudo-terminal (adm_cli_term_width) */
+    return isatty(STDOUT_FILENO);
+}
 
 static int progress_shown;
 
 void adm_cli_progress(int k, int n, const char *what)
 {
+    char t[512];
+    int w = 80;
+    struct winsize ws;
     if (!isatty(STDERR_FILENO)) return;
-    char t[64];
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 20) w = ws.ws_col;
     adm_text_escape(t, sizeof t, what);
+    {
+        /* one line: what would wrap is left out (a progress line, not a
+         * report), at a character */
+        int cols = 0, room = w - 16 > 4 ? w - 16 : 4;
+        char *p = t;
+        for (; *p; p++)
+            if (((unsigned char)*p & 0xC0) != 0x80 && ++cols > room) break;
+        *p = '\0';
+    }
     fprintf(stderr, "\r\033[K[%d/%d] %s", k, n, t);
     fflush(stderr);
     progress_shown = 1;
@@ -206,11 +254,20 @@ void adm_cli_report_context(adm_report *rep, const char *key, const char *value)
     adm_report_set_context(rep, "GPU", "-");
 }
 
+void adm_cli_report_dist_note(adm_report *rep)
+{
+    if (!adm_dist_note()[0]) return;
+    adm_cli_progress_done();
+    fprintf(stderr, "admit-kernel: %s\n", adm_dist_note());
+    adm_report_set_context(rep, "MPI", adm_dist_note());
+}
+
 int adm_cli_finish_report(adm_report *rep, const char *json, const char *junit, const char *html)
 {
     int written;
     adm_cli_progress_done();
     report_gpu(rep);
+    adm_report_set_terminal(rep, adm_cli_term_width(), adm_cli_term_color());
     /* The files first: a terminal that has gone away (a closed pipe,
      * `| head -1`) costs the terminal's copy only. */
     written = !(json || junit || html) || adm_report_write_all(rep, json, junit, html) == ADM_OK;
@@ -240,6 +297,7 @@ static int cmd_version(void)
             printf(", no GPU usable: %s", adm_error_message());
     }
     printf("\n");
+    adm_dist_describe(stdout);
     return ADM_EXIT_OK;
 }
 
@@ -268,20 +326,30 @@ static int cmd_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    int rc;
     /* A closed stdout (`| head -1`) makes writes fail with EPIPE, which
      * the commands ignore, rather than end the process with SIGPIPE before
      * its reports are written and its exit status is the verdicts'. */
     signal(SIGPIPE, SIG_IGN);
+    /* under mpirun or srun: join the job (cli/dist.h) */
+    adm_dist_init(&argc, &argv);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? ADM_EXIT_INPUT : ADM_EXIT_OK;
+        if (adm_dist_rank() == 0) fputs(usage, argc < 2 ? stderr : stdout);
+        return adm_dist_end(argc < 2 ? ADM_EXIT_INPUT : ADM_EXIT_OK);
     }
     /* Each call parses its argv from the start: optind 0 makes glibc's
      * getopt reinitialize (a cluster half read by an earlier call, in a
      * process that calls main more than once, as the fuzz targets do). */
     optind = 0;
     opterr = 0;
-    return dispatch(argc, argv);
+    /* The commands with units of work (table, replay, drift) run on every
+     * rank, which serve rank 0 once their options are parsed; any other
+     * runs on rank 0 alone, the others waiting for its exit status. */
+    if (adm_dist_rank() > 0 && strcmp(argv[1], "table") && strcmp(argv[1], "replay") && strcmp(argv[1], "drift"))
+        rc = adm_dist_serve(NULL);
+    else
+        rc = dispatch(argc, argv);
+    return adm_dist_end(rc);
 }
 
 static int dispatch(int argc, char **argv)
@@ -301,7 +369,7 @@ static int dispatch(int argc, char **argv)
         if (argc > 2 && strcmp(argv[2], "--help") && strcmp(argv[2], "-h"))
             return adm_cli_usage_error("version: unexpected argument '%s'", argv[2]);
         if (argc > 2) {
-            puts("usage: admit-kernel version\n\nPrints the version and what this build can run (CUDA, the GPU).");
+            puts("usage: admit-kernel version\n\nPrints the version and what this build can run (CUDA, the GPU, MPI; under mpirun\nor srun, where each rank runs).");
             return ADM_EXIT_OK;
         }
         return cmd_version();

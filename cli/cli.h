@@ -48,6 +48,12 @@ int adm_cli_set_budget(const char *option, const char *v);
     "  --max-memory B     the most memory measuring a capture may need (default: half the machine's;\n"          \
     "                     ADM_MAX_MEMORY; K/M/G/T suffixes; 0: no limit); beyond it: exit 2 before reading\n"    \
     "  --max-work W       the most multiply-adds a capture may need (default 1e13, ADM_MAX_WORK; 0: no limit)\n"
+/* --unit-timeout v (seconds, 0: none) for an MPI job's units (cli/dist.h).
+ * Returns an exit code. */
+int adm_cli_set_unit_timeout(const char *v);
+#define ADM_CLI_MPI_HELP                                                                                          \
+    "  --unit-timeout S   under mpirun or srun: the most seconds a rank may take on one unit of work before it\n"  \
+    "                     is taken for stopped and the unit is handed to another rank (default 3600; 0: none)\n"
 /* Strict number parsing: the whole string, in range. */
 int adm_cli_parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out);
 int adm_cli_parse_f64(const char *s, double *out);
@@ -59,11 +65,21 @@ int adm_cli_parse_claim(const char *v, char **name, adm_tier *tier);
  * adm_cli_progress_done clears it. */
 void adm_cli_progress(int k, int n, const char *what);
 void adm_cli_progress_done(void);
+/* The terminal the reports are printed for: its width (COLUMNS when set
+ * to a number, else the TTY's; 0 when neither: the report's default) and
+ * whether to colour (stdout a TTY, NO_COLOR unset or empty, TERM not
+ * dumb). */
+int adm_cli_term_width(void);
+int adm_cli_term_color(void);
 
 struct adm_report;
 /* Sets key = value (key NULL: none) and the GPU's place in the report's
  * header. */
 void adm_cli_report_context(struct adm_report *rep, const char *key, const char *value);
+/* What an MPI job lost or measured again (cli/dist.h), as the report's
+ * "MPI" and a line on stderr; nothing when all went well, so that the
+ * reports are one process's. */
+void adm_cli_report_dist_note(struct adm_report *rep);
 /* Fills in the GPU, prints the report, writes the requested files (NULL:
  * none), and returns the exit code: 1 when a verdict breaks its claim, 2
  * when a file cannot be written. */

@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "adm_oracle.h"
 #include "adm_candidates.h"
+#include "adm_cuda.h"
 #include "adm_harness.h"
 
 #include <getopt.h>
@@ -31,7 +32,10 @@ static const char capture_usage[] =
     "  --gzip N                compression level 0-9 (default 4)\n"
     "  --with-outputs          add the outputs of every registered implementation of the op\n"
     "                          (the reference path as /reference, the others as candidates)\n"
-    "                          and special cases (nan_row, empty), for replay\n"
+    "                          and special cases (nan_row, empty) on the first 8 rows, for replay\n"
+    "  --backend B             whose implementations --with-outputs runs: cpu (default: the CPU\n"
+    "                          emulations) or cuda (the GPU kernels: the CUDA twins and cuBLASLt;\n"
+    "                          without a usable GPU: exit 2); the first one registered is the reference\n"
     "  --nvfp4-grid            put x (and w) on the NVFP4 grid (e2m1 x e4m3 per 16)\n"
     "other ops: x [tokens, channels] (groupnorm: [1, tokens, channels] channels_last), and\n"
     "the op's other inputs synthesized by role (gates, weights, k and v, modulation)\n";
@@ -108,51 +112,61 @@ static void nvfp4_grid(adm_tensor *t)
 
 /* Every registered implementation of the op on the capture's inputs: the
  * first (the reference path) as /reference, the others as candidates;
- * likewise on two special cases built from the first input: a row of NaN
- * and an empty input (M = 0). */
-static adm_status add_registry_outputs(adm_capture *cap, const adm_op *op, const adm_op_params *p)
+ * likewise on two special cases built from the first rows of the inputs
+ * (adm_harness_probe_inputs): a row of NaN and an empty input (M = 0).
+ * A case stores its own first input and the inputs cut with it; the
+ * others it leaves to /inputs (version 2, captures/FORMAT.md). */
+static adm_status add_registry_outputs(adm_capture *cap, const adm_op *op, const adm_op_params *p,
+                                       const char *backend)
 {
-    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
-    adm_tensor out, probe[2];
-    int idx[2];
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0}, *pin[ADM_OP_MAX_INPUTS];
+    adm_tensor out, probe[2], cut[ADM_OP_MAX_INPUTS];
+    int idx[2], axis;
     static const int kinds[2] = {1, 7};
     static const char *names[2] = {"nan_row", "empty"};
-    adm_status st;
+    adm_status st = ADM_OK;
+    memset(probe, 0, sizeof probe);
     for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(cap, adm_op_input_name(op, i));
-    for (int c = 0; c < 2; c++) {
-        ADM_TRY(adm_harness_probe(in[0], kinds[c], &probe[c]));
-        ADM_TRY(adm_capture_add_special(cap, names[c], &idx[c]));
-        for (int i = 0; i < adm_op_input_count(op); i++)
-            if (in[i]) ADM_TRY(adm_capture_special_add_input(cap, idx[c], adm_op_input_name(op, i), i ? in[i] : &probe[c]));
+    ADM_TRY(adm_harness_probe_inputs(op, p, in, cut, pin, &axis));
+    for (int c = 0; c < 2 && st == ADM_OK; c++) {
+        if ((st = adm_harness_probe(pin[0], kinds[c], &probe[c])) != ADM_OK) break;
+        if ((st = adm_capture_add_special(cap, names[c], &idx[c])) != ADM_OK) break;
+        for (int i = 0; i < adm_op_input_count(op) && st == ADM_OK; i++)
+            if (pin[i] && (i == 0 || pin[i] != in[i]))
+                st = adm_capture_special_add_input(cap, idx[c], adm_op_input_name(op, i), i ? pin[i] : &probe[c]);
     }
-    for (int k = 0, first = 1; k < adm_impl_count(); k++) {
+    int first = 1;
+    for (int k = 0; k < adm_impl_count() && st == ADM_OK; k++) {
         const adm_impl *im = adm_impl_at(k);
-        /* the CPU emulations: what any machine can reproduce */
-        if (strcmp(im->op, adm_op_name(op)) != 0 || strcmp(im->backend, "cpu") != 0) continue;
-        ADM_TRY(im->run(im, p, in, &out));
+        /* by default the CPU emulations: what any machine can reproduce */
+        if (strcmp(im->op, adm_op_name(op)) != 0 || strcmp(im->backend, backend) != 0) continue;
+        if ((st = im->run(im, p, in, &out)) != ADM_OK) break;
         st = first ? adm_capture_set_reference(cap, &out) : adm_capture_add_candidate(cap, im->name, &out);
         adm_tensor_free(&out);
-        ADM_TRY(st);
-        for (int c = 0; c < 2; c++) {
-            const adm_tensor *pin[ADM_OP_MAX_INPUTS];
-            memcpy(pin, in, sizeof pin);
-            pin[0] = &probe[c];
-            st = im->run(im, p, pin, &out);
-            if (st == ADM_OK) {
+        for (int c = 0; c < 2 && st == ADM_OK; c++) {
+            const adm_tensor *cin[ADM_OP_MAX_INPUTS];
+            adm_status rs;
+            memcpy(cin, pin, sizeof cin);
+            cin[0] = &probe[c];
+            rs = im->run(im, p, cin, &out);
+            if (rs == ADM_OK) {
                 st = first ? adm_capture_special_set_reference(cap, idx[c], &out)
                            : adm_capture_special_add_candidate(cap, idx[c], im->name, &out);
                 adm_tensor_free(&out);
-                ADM_TRY(st);
-            } else if (first) {
-                ADM_TRY(adm_capture_special_set_refusal(cap, idx[c], st));
+            } else {
+                adm_error_clear();
+                if (first) st = adm_capture_special_set_refusal(cap, idx[c], rs);
             }
-            adm_error_clear();
         }
         first = 0;
     }
     adm_tensor_free(&probe[0]);
     adm_tensor_free(&probe[1]);
-    return ADM_OK;
+    for (int i = 0; i < ADM_OP_MAX_INPUTS; i++) adm_tensor_free(&cut[i]);
+    if (st == ADM_OK && first)
+        return ADM_FAIL(ADM_ERR_INVALID, "capture synth: --with-outputs: op '%s' has no registered %s implementation",
+                        adm_op_name(op), backend);
+    return st;
 }
 
 static int synth(int argc, char **argv)
@@ -167,6 +181,7 @@ static int synth(int argc, char **argv)
     adm_tensor x, w, bias;
     char source[512];
     int rc = ADM_EXIT_OK, linear, with_outputs = 0, nvfp4 = 0;
+    const char *backend = "cpu";
 
     adm_synth_config_default(&cfg);
     tokens = cfg.tokens;
@@ -176,7 +191,7 @@ static int synth(int argc, char **argv)
     memset(&bias, 0, sizeof bias);
     {
         enum { O_OP = 256, O_PARAMS, O_DTYPE, O_MODEL, O_LAYER, O_SEED, O_TOKENS, O_CHANNELS, O_OUTF, O_STEP, O_GZIP,
-               O_MOP99, O_OFRAC, O_TSIGMA, O_WITH, O_NVFP4 };
+               O_MOP99, O_OFRAC, O_TSIGMA, O_WITH, O_NVFP4, O_BACKEND };
         static const struct option lo[] = {
             {"output", required_argument, 0, 'o'},         {"op", required_argument, 0, O_OP},
             {"params", required_argument, 0, O_PARAMS},    {"dtype", required_argument, 0, O_DTYPE},
@@ -187,6 +202,7 @@ static int synth(int argc, char **argv)
             {"max-over-p99", required_argument, 0, O_MOP99}, {"outlier-fraction", required_argument, 0, O_OFRAC},
             {"token-sigma", required_argument, 0, O_TSIGMA}, {"with-outputs", no_argument, 0, O_WITH},
             {"nvfp4-grid", no_argument, 0, O_NVFP4},       {"help", no_argument, 0, 'h'},
+            {"backend", required_argument, 0, O_BACKEND},
             {0, 0, 0, 0}};
         int ch, first = argc;
         while ((ch = adm_cli_getopt_short(argc, argv, "capture synth", "ho:", lo, &v, &first)) != -1) {
@@ -195,6 +211,11 @@ static int synth(int argc, char **argv)
             case 'h': fputs(capture_usage, stdout); return ADM_EXIT_OK;
             case O_WITH: with_outputs = 1; break;
             case O_NVFP4: nvfp4 = 1; break;
+            case O_BACKEND:
+                if (strcmp(v, "cpu") && strcmp(v, "cuda"))
+                    return adm_cli_usage_error("capture synth: --backend: expected cpu or cuda, got '%s'", v);
+                backend = v;
+                break;
             case 'o': out = v; break;
             case O_OP: op_name = v; break;
             case O_PARAMS: params = v; break;
@@ -286,7 +307,15 @@ static int synth(int argc, char **argv)
             rc = adm_cli_usage_error("capture synth: --with-outputs: op '%s' has no registered implementation", op_name);
             goto done;
         }
-        if (add_registry_outputs(cap, op, &p) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+        if (!strcmp(backend, "cuda")) {
+            /* asked for the GPU: none is a refusal, not a quiet run on the CPU */
+            int ndev = 0;
+            if (adm_cuda_device_count(&ndev) != ADM_OK) {
+                rc = adm_cli_usage_error("capture synth: --backend cuda: %s", adm_error_message());
+                goto done;
+            }
+        }
+        if (add_registry_outputs(cap, op, &p, backend) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     }
     if (adm_capture_validate(cap) != ADM_OK || adm_capture_write(cap, out, (int)gzip) != ADM_OK) {
         rc = adm_cli_fail();

@@ -1,6 +1,7 @@
 /* admit-kernel drift: the end-to-end gate. Arms from files (PNG, HDF5) or
  * from the built-in toy DiT; pairs from the command line or a spec. */
 #include "cli.h"
+#include "dist.h"
 #include "adm_drift.h"
 #include "adm_toy.h"
 
@@ -55,6 +56,10 @@ static const char drift_usage[] =
     "  --history FILE       append tonight's row (JSON lines)\n"
     "  --html DIR           a page with the plots and images\n"
     "  --date D, --commit C, --title T   provenance (default: today, git rev-parse HEAD)\n"
+    "under mpirun or srun the pairs of arms read from files are compared over the ranks\n"
+    "(each reads its pairs' files again; --toy runs on rank 0), and rank 0 writes what\n"
+    "one process would:\n"
+    ADM_CLI_MPI_HELP
     "\n"
     "exit status: 0 every comparison passes; 1 a comparison fails its claim (or a\n"
     "control differs, or a tier compounds faster than the reference); 2 bad input\n";
@@ -110,7 +115,7 @@ static void current_commit(char *buf, size_t n)
 enum {
     O_ARM = 256, O_CONTROL, O_BAND, O_COMPARE, O_SPEC, O_RANGE, O_LAYOUT, O_VIDEO, O_IMAGE, O_PFLOOR, O_SFLOOR, O_BTOL, O_DEPTH, O_TOY,
     O_TABLE, O_MOUNT, O_HIGH, O_BLOCKS, O_STEPS, O_GRID, O_SEED, O_TP2, O_SAVE, O_SITES, O_MD, O_JSON, O_HISTORY,
-    O_HTML, O_DATE, O_COMMIT, O_TITLE, O_HELP
+    O_HTML, O_DATE, O_COMMIT, O_TITLE, O_HELP, O_UTIMEOUT
 };
 
 static const struct option drift_opts[] = {
@@ -130,6 +135,7 @@ static const struct option drift_opts[] = {
     {"history", required_argument, 0, O_HISTORY},  {"html", required_argument, 0, O_HTML},
     {"date", required_argument, 0, O_DATE},        {"commit", required_argument, 0, O_COMMIT},
     {"title", required_argument, 0, O_TITLE},      {"help", no_argument, 0, O_HELP},
+    {"unit-timeout", required_argument, 0, O_UTIMEOUT},
     {0, 0, 0, 0}};
 
 typedef struct drift_args {
@@ -261,7 +267,10 @@ static int parse_args(int argc, char **argv, drift_args *a)
         case O_DATE: a->date = v; break;
         case O_COMMIT: a->commit = v; break;
         case O_TITLE: a->title = v; break;
-        case 'h': case O_HELP: fputs(drift_usage, stdout); return -1;
+        case O_UTIMEOUT:
+            if ((rc = adm_cli_set_unit_timeout(v)) != ADM_EXIT_OK) return rc;
+            break;
+        case 'h': case O_HELP: if (adm_dist_rank() == 0) fputs(drift_usage, stdout); return -1;
         default: return adm_cli_usage_error("drift: unknown option (admit-kernel drift --help)");
         }
     }
@@ -277,6 +286,168 @@ static int parse_args(int argc, char **argv, drift_args *a)
     return ADM_EXIT_OK;
 }
 
+static void drift_progress(int k, int n, const char *what, void *user)
+{
+    (void)user;
+    adm_cli_progress(k, n, what);
+}
+
+/* Over the ranks of an MPI job (cli/dist.h): a unit is one pair of arms
+ * read from files; the rank that compares it reads both files again (from
+ * a shared file system) and sends back the metrics, which rank 0 takes in
+ * place of its own comparison. A pair that cannot be compared elsewhere is
+ * compared on rank 0, which has every arm (its reports draw them). */
+#define ARM_CACHE 2
+static struct cached_arm {
+    char *source, *layout;
+    adm_image img;
+    int used;
+} arm_cache[ARM_CACHE];
+static int arm_clock;
+
+static void arm_cache_release(void)
+{
+    for (int i = 0; i < ARM_CACHE; i++) {
+        free(arm_cache[i].source);
+        free(arm_cache[i].layout);
+        adm_image_free(&arm_cache[i].img);
+        memset(&arm_cache[i], 0, sizeof arm_cache[i]);
+    }
+}
+
+static int same_text(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+/* An arm, read once for consecutive pairs that share it (a reference
+ * against several tiers); keep is the slot the pair's other arm holds. */
+static const adm_image *arm_get(const char *source, const char *layout, int keep, int *slot)
+{
+    int k = -1;
+    for (int i = 0; i < ARM_CACHE; i++)
+        if (arm_cache[i].source && !strcmp(arm_cache[i].source, source) && same_text(arm_cache[i].layout, layout)) k = i;
+    if (k < 0) {
+        for (int i = 0; i < ARM_CACHE; i++)
+            if (i != keep && (k < 0 || arm_cache[i].used < arm_cache[k].used)) k = i;
+        free(arm_cache[k].source);
+        free(arm_cache[k].layout);
+        adm_image_free(&arm_cache[k].img);
+        memset(&arm_cache[k], 0, sizeof arm_cache[k]);
+        if (adm_image_load(source, layout, &arm_cache[k].img) != ADM_OK) return NULL;
+        arm_cache[k].source = adm_strdup(source);
+        arm_cache[k].layout = layout ? adm_strdup(layout) : NULL;
+        if (!arm_cache[k].source || (layout && !arm_cache[k].layout)) {
+            adm_image_free(&arm_cache[k].img);
+            return NULL;
+        }
+    }
+    arm_cache[k].used = ++arm_clock;
+    *slot = k;
+    return &arm_cache[k].img;
+}
+
+static void pair_unit_run(const unsigned char *desc, size_t len, adm_dist_buf *out)
+{
+    adm_dist_buf in = {(unsigned char *)desc, len, len, 0, 0, 0};
+    const char *sa = adm_dist_get_str(&in), *la = adm_dist_get_str(&in), *sb = adm_dist_get_str(&in),
+               *lb = adm_dist_get_str(&in);
+    double r;
+    const adm_image *a = NULL, *b = NULL;
+    adm_drift_metrics m;
+    int ka = -1, kb = -1;
+    adm_status st;
+    adm_dist_get(&in, &r, sizeof r);
+    memset(&m, 0, sizeof m);
+    if (in.failed || !sa || !sb) st = ADM_FAIL(ADM_ERR_INTERNAL, "the pair did not arrive whole");
+    else if (!(a = arm_get(sa, la, -1, &ka)) || !(b = arm_get(sb, lb, ka, &kb))) st = adm_error_code();
+    else st = adm_drift_compare(a, b, r, NULL, &m);
+    adm_dist_put_i64(out, st);
+    adm_dist_put(out, &m, sizeof m);
+}
+
+typedef struct drift_job {
+    adm_drift *d;
+    int *pair;            /* unit -> pair */
+} drift_job;
+
+static void pair_unit_describe(void *ctx, int u, adm_dist_buf *out)
+{
+    drift_job *j = ctx;
+    const adm_drift_pair *p = adm_drift_pair_at(j->d, j->pair[u]);
+    const char *sa = NULL, *la = NULL, *sb = NULL, *lb = NULL;
+    double r = 0;
+    adm_drift_arm_files(j->d, p->a, &sa, &la);
+    adm_drift_arm_files(j->d, p->b, &sb, &lb);
+    adm_drift_pair_range(j->d, j->pair[u], &r);
+    adm_dist_put_str(out, sa);
+    adm_dist_put_str(out, la);
+    adm_dist_put_str(out, sb);
+    adm_dist_put_str(out, lb);
+    adm_dist_put(out, &r, sizeof r);
+}
+
+static void pair_unit_done(void *ctx, int u, adm_dist_buf *b)
+{
+    drift_job *j = ctx;
+    adm_drift_metrics m;
+    int64_t st = adm_dist_get_i64(b);
+    adm_dist_get(b, &m, sizeof m);
+    /* a pair that failed elsewhere is compared again on rank 0, which
+     * then gives the error one process would */
+    if (!b->failed && st == ADM_OK) adm_drift_set_metrics(j->d, j->pair[u], &m);
+}
+
+static int pair_unit_lost(void *ctx, int u, const char *why)
+{
+    (void)ctx;
+    (void)u;
+    (void)why;
+    return 1; /* compared on rank 0 */
+}
+
+static void pair_unit_name(void *ctx, int u, char *buf, size_t n)
+{
+    drift_job *j = ctx;
+    snprintf(buf, n, "pair '%s'", adm_cli_text(adm_drift_pair_at(j->d, j->pair[u])->name));
+}
+
+static void pairs_progress(int done, int n, const char *name) { adm_cli_progress(done, n, name); }
+
+static const adm_dist_ops pair_ops = {pair_unit_describe, pair_unit_run, pair_unit_done, pair_unit_lost, NULL,
+                                      pair_unit_name, arm_cache_release};
+
+/* Rank 0: the pairs whose arms came from files compared over the ranks. */
+static adm_status compare_distributed(adm_drift *d)
+{
+    drift_job j;
+    int n = 0, np = adm_drift_pair_count(d);
+    int64_t *size;
+    ADM_TRY(adm_drift_check_compared(d));
+    j.d = d;
+    j.pair = calloc((size_t)np + 1, sizeof *j.pair);
+    size = calloc((size_t)np + 1, sizeof *size);
+    if (!j.pair || !size) {
+        free(j.pair);
+        free(size);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < np; i++) {
+        const adm_drift_pair *p = adm_drift_pair_at(d, i);
+        const char *s, *l;
+        double r;
+        if (!adm_drift_arm_files(d, p->a, &s, &l) || !adm_drift_arm_files(d, p->b, &s, &l)) continue;
+        if (adm_drift_pair_range(d, i, &r) != ADM_OK) { /* adm_drift_evaluate says so */
+            adm_error_clear();
+            continue;
+        }
+        size[n] = adm_image_numel(adm_drift_arm(d, p->a, NULL));
+        j.pair[n++] = i;
+    }
+    adm_dist_run(&pair_ops, &j, n, size, pairs_progress);
+    adm_cli_progress_done();
+    free(j.pair);
+    free(size);
+    return ADM_OK;
+}
+
 int adm_cmd_drift(int argc, char **argv)
 {
     drift_args a;
@@ -287,12 +458,22 @@ int adm_cmd_drift(int argc, char **argv)
         free_args(&a);
         return rc < 0 ? ADM_EXIT_OK : rc;
     }
+    if (adm_dist_rank() > 0) {
+        /* the other ranks of an MPI job compare the pairs rank 0 hands
+         * them (none with --toy, whose arms rank 0 makes alone) */
+        rc = adm_dist_serve(a.toy || a.sites ? NULL : &pair_ops);
+        free_args(&a);
+        return rc;
+    }
     if (a.sites) {
         adm_toy_print_sites(stdout);
         free_args(&a);
         return ADM_EXIT_OK;
     }
     if (adm_drift_create(a.title ? a.title : a.toy ? NULL : "admit drift", &d) != ADM_OK) goto fail;
+    /* progress on stderr when it is a terminal, as table shows it */
+    adm_drift_set_progress(d, drift_progress, NULL);
+    a.toy_opt.progress = drift_progress;
     if (a.spec && adm_drift_load_spec(d, a.spec) != ADM_OK) goto fail;
     if (a.n_arms &&
         adm_drift_load_arms(d, a.n_arms, (const char *const *)a.arm_names, (const char *const *)a.arm_srcs, a.layout) !=
@@ -317,7 +498,16 @@ int adm_cmd_drift(int argc, char **argv)
     if (a.commit) snprintf(commit, sizeof commit, "%s", a.commit);
     else current_commit(commit, sizeof commit);
     adm_drift_set_provenance(d, a.date ? a.date : date, commit);
+    if (adm_dist_active() && compare_distributed(d) != ADM_OK) goto fail;
     if (adm_drift_evaluate(d) != ADM_OK) goto fail;
+    adm_cli_progress_done();
+    adm_drift_set_terminal(d, adm_cli_term_width(), adm_cli_term_color());
+    if (adm_dist_note()[0]) {
+        char note[4200];
+        fprintf(stderr, "admit-kernel: %s\n", adm_dist_note());
+        snprintf(note, sizeof note, "MPI: %s", adm_dist_note());
+        if (adm_drift_add_note(d, note) != ADM_OK) goto fail;
+    }
     if (a.markdown) adm_drift_print_markdown(d, stdout);
     else adm_drift_print(d, stdout);
     fflush(stdout);

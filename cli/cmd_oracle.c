@@ -161,7 +161,11 @@ int adm_cmd_oracle(int argc, char **argv)
     printf("bounds         %s\n", r.assumption ? r.assumption : "proven (IEEE arithmetic, exact GMP sums, MPFR)");
     if (out) {
         if (adm_capture_set_certified_oracle(cap, &r.value, &r.bound) != ADM_OK ||
-            adm_capture_write(cap, out, 4) != ADM_OK) {
+            /* no filter: the fp64 value and bound compress about 1.2:1
+             * with gzip (and shuffle) at six times the time of writing them
+             * plain, which runs at the disk's speed
+             * (bench/results/2026-12-02-cpu-lean.md) */
+            adm_capture_write(cap, out, 0) != ADM_OK) {
             rc = adm_cli_fail();
             goto done;
         }

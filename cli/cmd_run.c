@@ -1,6 +1,7 @@
 /* admit-kernel run (implementations on a capture) and table (a runtime's
  * fusion table, every entry measured). */
 #include "cli.h"
+#include "dist.h"
 #include "adm_candidates.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char run_usage[] =
@@ -31,15 +33,19 @@ static const char run_usage[] =
 
 static const char table_usage[] =
     "usage: admit-kernel table FILE [--strict] [--json F] [--junit F] [--html DIR] [--mpfr-budget T]\n"
+    "                            [--max-memory B] [--max-work W] [--unit-timeout S]\n"
     "\n"
     "Measures every entry of a fusion table (JSON, fusions/FORMAT.md) on its\n"
     "captures and compares the measured tier with the declared one: exit 1 when a\n"
     "declared tier is looser than measured (unsafe), and with --strict also when\n"
     "it is stricter (promotable). The whole table is checked before anything is\n"
-    "measured; captures and plugins resolve from the table's folder.\n"
+    "measured; captures and plugins resolve from the table's folder. Under mpirun or\n"
+    "srun the captures are measured over the ranks and rank 0 writes the reports one\n"
+    "process would (README: running on a cluster).\n"
     ADM_CLI_REPORT_USAGE
     "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
-    ADM_CLI_BUDGET_HELP;
+    ADM_CLI_BUDGET_HELP
+    ADM_CLI_MPI_HELP;
 
 static void list_impls(void)
 {
@@ -176,7 +182,8 @@ int adm_cmd_run(int argc, char **argv)
             rc = adm_cli_fail();
             goto done;
         }
-        if (adm_report_add(rep, capture, "run", cands[k], &mr.verdict, mr.mpfr_refined, claim) != ADM_OK) {
+        if (adm_report_add(rep, capture, "run", cands[k], &mr.verdict, mr.mpfr_refined, claim) != ADM_OK ||
+            (reader_text && adm_report_set_entry(rep, NULL, NULL, reader_text) != ADM_OK)) {
             rc = adm_cli_fail();
             goto done;
         }
@@ -196,6 +203,245 @@ static void table_progress(int k, int n, const char *name, void *user)
     adm_cli_progress(k, n, name);
 }
 
+static void units_progress(int done, int n, const char *name) { adm_cli_progress(done, n, name); }
+
+/* Over the ranks of an MPI job (cli/dist.h): a unit is one capture of one
+ * entry; its description travels to the rank that measures it, and its
+ * result (the capture's own verdict, or why it failed) back to rank 0,
+ * which pools each entry's captures in their order, as one process does. */
+static const char *const unit_fields[] = {NULL, "captures", "params", "reference", "candidate"};
+
+static void put_unit_result(adm_dist_buf *b, const adm_unit_result *r)
+{
+    int64_t f = 0;
+    for (int i = 1; i < 5; i++)
+        if (r->field && !strcmp(r->field, unit_fields[i])) f = i;
+    adm_dist_put_i64(b, r->status);
+    adm_dist_put_i64(b, f);
+    adm_dist_put_i64(b, r->in_run);
+    adm_dist_put_i64(b, r->mpfr_refined);
+    adm_dist_put_str(b, r->error);
+    if (r->status == ADM_OK) adm_dist_put_verdict(b, &r->verdict);
+}
+
+/* The unit's result, or 0 when the bytes are not one (r then says so). */
+static int get_unit_result(adm_dist_buf *b, adm_unit_result *r)
+{
+    int64_t f;
+    const char *err;
+    memset(r, 0, sizeof *r);
+    r->status = (adm_status)adm_dist_get_i64(b);
+    f = adm_dist_get_i64(b);
+    r->in_run = (int)adm_dist_get_i64(b);
+    r->mpfr_refined = adm_dist_get_i64(b);
+    err = adm_dist_get_str(b);
+    if (r->status == ADM_OK) adm_dist_get_verdict(b, &r->verdict);
+    r->field = f >= 0 && f < 5 ? unit_fields[f] : NULL;
+    if (b->failed) {
+        memset(r, 0, sizeof *r);
+        r->status = ADM_ERR_INTERNAL;
+        r->field = "captures";
+        r->error = adm_strdup("its result did not come back whole from the rank that measured it");
+        return 0;
+    }
+    if (r->status != ADM_OK) r->error = adm_strdup(err ? err : adm_strerror(r->status));
+    return 1;
+}
+
+static void table_unit_run(const unsigned char *desc, size_t len, adm_dist_buf *out)
+{
+    adm_dist_buf in = {(unsigned char *)desc, len, len, 0, 0, 0};
+    adm_measure_unit u;
+    adm_unit_result r;
+    memset(&u, 0, sizeof u);
+    u.source = adm_dist_get_str(&in);
+    u.op = adm_dist_get_str(&in);
+    u.capture = adm_dist_get_str(&in);
+    u.params = adm_dist_get_str(&in);
+    u.ref_spec = adm_dist_get_str(&in);
+    u.cand_spec = adm_dist_get_str(&in);
+    adm_dist_get(&in, &u.reader, sizeof u.reader);
+    if (in.failed || !u.source || !u.capture || !u.ref_spec || !u.cand_spec) {
+        memset(&r, 0, sizeof r);
+        r.status = ADM_ERR_INTERNAL;
+        r.field = "captures";
+        r.error = "its description did not arrive whole at the rank that was to measure it";
+        put_unit_result(out, &r);
+        return;
+    }
+    adm_harness_measure_unit(&u, &r);
+    put_unit_result(out, &r);
+    adm_unit_result_free(&r);
+}
+
+typedef struct table_job {
+    adm_table_plan *plan;
+    adm_table_result *tr;
+    int nunits;
+    int *entry, *cap;       /* unit -> entry, capture */
+    int *first;             /* entry -> its first unit (an entry's units are consecutive) */
+    int *next;              /* entry -> the next capture to pool */
+    int *failed_at;         /* entry -> the first capture known to have failed (its count: none) */
+    adm_dist_buf *held;     /* unit -> its result's bytes, until the captures before it are pooled */
+    int nomem;
+} table_job;
+
+static void table_unit_describe(void *ctx, int u, adm_dist_buf *out)
+{
+    table_job *j = ctx;
+    adm_measure_unit m;
+    adm_table_plan_unit(j->plan, j->entry[u], j->cap[u], &m);
+    adm_dist_put_str(out, m.source);
+    adm_dist_put_str(out, m.op);
+    adm_dist_put_str(out, m.capture);
+    adm_dist_put_str(out, m.params);
+    adm_dist_put_str(out, m.ref_spec);
+    adm_dist_put_str(out, m.cand_spec);
+    adm_dist_put(out, &m.reader, sizeof m.reader);
+}
+
+/* Pools entry e's captures whose results are in, in order. */
+static void table_pool(table_job *j, int e)
+{
+    adm_table_entry *te = &j->tr->entries[e];
+    int n = adm_table_plan_units(j->plan, e);
+    while (j->next[e] < n && !te->error) {
+        adm_dist_buf *h = &j->held[j->first[e] + j->next[e]];
+        adm_unit_result r;
+        if (!h->p) break;
+        h->pos = 0;
+        get_unit_result(h, &r);
+        if (adm_table_plan_add(j->plan, e, j->next[e], &r, te) != ADM_OK) j->nomem = 1;
+        adm_unit_result_free(&r);
+        adm_dist_buf_free(h);
+        j->next[e]++;
+    }
+    if (te->error) /* the later captures do not count (one process would not have measured them) */
+        for (int k = j->next[e]; k < n; k++) adm_dist_buf_free(&j->held[j->first[e] + k]);
+}
+
+static void table_unit_keep(table_job *j, int u, const unsigned char *p, size_t len, int failed)
+{
+    int e = j->entry[u];
+    adm_dist_put(&j->held[u], p, len);
+    if (j->held[u].failed) j->nomem = 1;
+    if (failed && j->cap[u] < j->failed_at[e]) j->failed_at[e] = j->cap[u];
+    table_pool(j, e);
+}
+
+static void table_unit_done(void *ctx, int u, adm_dist_buf *b)
+{
+    table_job *j = ctx;
+    size_t at = b->pos;
+    adm_unit_result r;
+    int whole = get_unit_result(b, &r);
+    if (!whole) { /* kept as the failure get_unit_result made of it */
+        adm_dist_buf fixed = {0};
+        put_unit_result(&fixed, &r);
+        table_unit_keep(j, u, fixed.p, fixed.len, 1);
+        adm_dist_buf_free(&fixed);
+    } else {
+        table_unit_keep(j, u, b->p + at, b->len - at, r.status != ADM_OK);
+    }
+    adm_unit_result_free(&r);
+}
+
+static int table_unit_lost(void *ctx, int u, const char *why)
+{
+    table_job *j = ctx;
+    adm_unit_result r;
+    adm_dist_buf b = {0};
+    memset(&r, 0, sizeof r);
+    r.status = ADM_ERR_IO;
+    r.field = "captures";
+    r.error = (char *)why;
+    put_unit_result(&b, &r);
+    table_unit_keep(j, u, b.p, b.len, 1);
+    adm_dist_buf_free(&b);
+    return 0;
+}
+
+static int table_unit_needed(void *ctx, int u)
+{
+    table_job *j = ctx;
+    return j->cap[u] < j->failed_at[j->entry[u]];
+}
+
+static void table_unit_name(void *ctx, int u, char *buf, size_t n)
+{
+    table_job *j = ctx;
+    snprintf(buf, n, "entry '%s' captures[%d]", adm_cli_text(j->tr->entries[j->entry[u]].name), j->cap[u]);
+}
+
+static const adm_dist_ops table_ops = {table_unit_describe, table_unit_run, table_unit_done, table_unit_lost,
+                                       table_unit_needed, table_unit_name, NULL};
+
+/* Rank 0 of an MPI job: the table read and checked here, its units
+ * measured over the ranks, each entry assembled in capture order. */
+static adm_status table_distributed(const char *file, adm_table_result *tr)
+{
+    table_job j;
+    adm_status st = ADM_OK;
+    int ne;
+    int64_t *size = NULL;
+    memset(&j, 0, sizeof j);
+    memset(tr, 0, sizeof *tr);
+    ADM_TRY(adm_table_plan_read(file, &j.plan));
+    ne = adm_table_plan_count(j.plan);
+    j.tr = tr;
+    tr->entries = calloc((size_t)ne, sizeof *tr->entries);
+    j.first = calloc((size_t)ne, sizeof *j.first);
+    j.next = calloc((size_t)ne, sizeof *j.next);
+    j.failed_at = calloc((size_t)ne, sizeof *j.failed_at);
+    if (!tr->entries || !j.first || !j.next || !j.failed_at) {
+        st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int e = 0; e < ne; e++) {
+        j.first[e] = j.nunits;
+        j.failed_at[e] = adm_table_plan_units(j.plan, e);
+        j.nunits += adm_table_plan_units(j.plan, e);
+        if ((st = adm_table_plan_begin(j.plan, e, &tr->entries[e])) != ADM_OK) goto done;
+        tr->n++;
+    }
+    j.entry = calloc((size_t)j.nunits + 1, sizeof *j.entry);
+    j.cap = calloc((size_t)j.nunits + 1, sizeof *j.cap);
+    j.held = calloc((size_t)j.nunits + 1, sizeof *j.held);
+    size = calloc((size_t)j.nunits + 1, sizeof *size);
+    if (!j.entry || !j.cap || !j.held || !size) {
+        st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int e = 0, u = 0; e < ne; e++)
+        for (int k = 0; k < adm_table_plan_units(j.plan, e); k++, u++) {
+            adm_measure_unit m;
+            struct stat sb;
+            j.entry[u] = e;
+            j.cap[u] = k;
+            /* largest first: the capture's bytes stand for its work */
+            adm_table_plan_unit(j.plan, e, k, &m);
+            size[u] = stat(m.capture, &sb) == 0 ? (int64_t)sb.st_size : 0;
+        }
+    adm_dist_run(&table_ops, &j, j.nunits, size, units_progress);
+    for (int e = 0; e < ne; e++) {
+        if (!tr->entries[e].error && j.next[e] < adm_table_plan_units(j.plan, e)) j.nomem = 1;
+        adm_table_plan_end(j.plan, e, &tr->entries[e]);
+    }
+    if (j.nomem) st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory while gathering the units' results");
+done:
+    for (int u = 0; j.held && u < j.nunits; u++) adm_dist_buf_free(&j.held[u]);
+    free(j.held);
+    free(j.entry);
+    free(j.cap);
+    free(j.first);
+    free(j.next);
+    free(j.failed_at);
+    free(size);
+    adm_table_plan_free(j.plan);
+    if (st != ADM_OK) adm_table_result_free(tr);
+    return st;
+}
+
 /* The table is read, checked and measured by the library
  * (adm_harness_table, harness/table.c); this reports it. */
 int adm_cmd_table(int argc, char **argv)
@@ -209,13 +455,13 @@ int adm_cmd_table(int argc, char **argv)
                                            {"html", required_argument, 0, 'H'}, {"strict", no_argument, 0, 's'},
                                            {"mpfr-budget", required_argument, 0, 'B'}, {"help", no_argument, 0, 'h'},
                                            {"max-memory", required_argument, 0, 'M'}, {"max-work", required_argument, 0, 'W'},
-                                           {0, 0, 0, 0}};
+                                           {"unit-timeout", required_argument, 0, 'T'}, {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
         while ((ch = adm_cli_getopt(argc, argv, "table", lo, &v, &first)) != -1) {
             switch (ch) {
             case -2: return ADM_EXIT_INPUT;
-            case 'h': fputs(table_usage, stdout); return ADM_EXIT_OK;
+            case 'h': if (adm_dist_rank() == 0) fputs(table_usage, stdout); return ADM_EXIT_OK;
             case 's': strict = 1; break;
             case 'j': json_out = v; break;
             case 'u': junit = v; break;
@@ -223,6 +469,7 @@ int adm_cmd_table(int argc, char **argv)
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) return rc; break;
             case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) return rc; break;
             case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) return rc; break;
+            case 'T': if ((rc = adm_cli_set_unit_timeout(v)) != ADM_EXIT_OK) return rc; break;
             default: return adm_cli_usage_error("table: unknown option");
             }
         }
@@ -231,12 +478,18 @@ int adm_cmd_table(int argc, char **argv)
             file = argv[i];
         }
     }
-    if (!file) { fputs(table_usage, stderr); return adm_cli_usage_error("table: expected a FILE"); }
+    if (!file) {
+        if (adm_dist_rank() == 0) fputs(table_usage, stderr);
+        return adm_cli_usage_error("table: expected a FILE");
+    }
     {
         adm_plan budget; /* ADM_MAX_MEMORY and ADM_MAX_WORK, before anything is measured */
         if (adm_plan_init(&budget, ADM_PLAN_RUN) != ADM_OK) return adm_cli_fail();
     }
-    if (adm_harness_table(file, table_progress, NULL, &tr) != ADM_OK)
+    /* the other ranks of an MPI job measure what rank 0 hands them */
+    if (adm_dist_rank() > 0) return adm_dist_serve(&table_ops);
+    if ((adm_dist_active() ? table_distributed(file, &tr) : adm_harness_table(file, table_progress, NULL, &tr)) !=
+        ADM_OK)
         return adm_cli_usage_error("%s", adm_error_message());
     if (adm_report_create("admit-kernel table", &rep) != ADM_OK) { rc = adm_cli_fail(); goto done; }
     adm_report_set_strict(rep, strict);
@@ -247,21 +500,12 @@ int adm_cmd_table(int argc, char **argv)
         snprintf(t, sizeof t, "those of its %d entries, relative to its folder", tr.n);
         adm_report_set_context(rep, "captures", t);
     }
-    for (int i = 0; i < tr.n; i++) {
-        const adm_table_entry *e = &tr.entries[i];
-        if (e->error) { /* a capture or plugin that failed this entry alone */
-            fprintf(stderr, "admit-kernel: %s\n", e->error);
-            if (adm_report_add_error(rep, e->name, e->op, e->candidate, e->error_status, e->error, &e->declared) != ADM_OK) {
-                rc = adm_cli_fail();
-                goto done;
-            }
-            continue;
-        }
-        if (adm_report_add(rep, e->name, e->op, e->candidate, &e->verdict, e->mpfr_refined, &e->declared) != ADM_OK ||
-            adm_report_set_evidence(rep, e->per_capture, e->ncaptures, &e->required) != ADM_OK) {
-            rc = adm_cli_fail();
-            goto done;
-        }
+    adm_cli_report_dist_note(rep);
+    for (int i = 0; i < tr.n; i++) /* a capture or plugin that failed this entry alone */
+        if (tr.entries[i].error) fprintf(stderr, "admit-kernel: %s\n", tr.entries[i].error);
+    if (adm_report_add_table(rep, &tr) != ADM_OK) {
+        rc = adm_cli_fail();
+        goto done;
     }
     rc = adm_cli_finish_report(rep, json_out, junit, html);
 done:

@@ -33,6 +33,15 @@ ADM_API adm_status adm_cuda_convert_f32(adm_dtype dt, adm_round mode, unsigned f
 ADM_API adm_status adm_cuda_convert_f32_range(adm_dtype dt, adm_round mode, unsigned flags,
                                               uint32_t first, uint16_t *out, size_t n);
 
+/* The float functions the CPU emulations take from the host's libm, as
+ * the GPU kernels that twin them compute them: admit's port of glibc's
+ * expf, tanhf, erff and expm1f (candidates/adm_libm.h, in the build of
+ * expf the host's libm runs), on the device over the consecutive fp32
+ * encodings first, first+1, ..., first+n-1; out[i] is the result's
+ * encoding. For tests that prove the port on a machine's libm. */
+enum { ADM_CUDA_LIBM_EXPF = 0, ADM_CUDA_LIBM_TANHF = 1, ADM_CUDA_LIBM_ERFF = 2, ADM_CUDA_LIBM_EXPM1F = 3 };
+ADM_API adm_status adm_cuda_libm_f32_range(int fn, uint32_t first, uint32_t *out, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,7 @@
 /* Internal: the boundary between libadmit and its CUDA module.
  *
  * The CUDA code (core/cuda.cu, oracle/oracle_cuda.cu,
- * candidates/cuda_impl.cu, toy/toy_cuda.cu) is built as a separate
+ * candidates/cuda_impl.cu, candidates/cuda_twins.cu, toy/toy_cuda.cu) is built as a separate
  * module, libadmit_cuda.so, that libadmit loads with dlopen the first time
  * a GPU path is asked for (core/cuda_load.c). A process that never uses a
  * GPU never maps the CUDA runtime, cuBLAS and cuBLASLt: linked in, their
@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 1
+#define ADM_CUDA_MODULE_ABI 2
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
@@ -44,6 +44,7 @@ typedef struct adm_cuda_host {
     adm_status (*error_set)(adm_status code, const char *file, int line, const char *fmt, ...);
     const char *(*dtype_name)(adm_dtype dt);
     adm_status (*tensor_alloc)(adm_tensor *t, adm_dtype dt, int ndim, const int64_t *shape);
+    void (*tensor_free)(adm_tensor *t);
     int64_t (*tensor_numel)(const adm_tensor *t);
     adm_status (*tensor_transpose)(const adm_tensor *src, int d0, int d1, adm_tensor *view);
     adm_status (*tensor_broadcast)(const adm_tensor *src, int ndim, const int64_t *shape, adm_tensor *view);
@@ -58,8 +59,9 @@ typedef struct adm_cuda_host {
 } adm_cuda_host;
 
 /* What the module does: the functions of adm_cuda.h (but adm_cuda_built),
- * the GPU oracle of oracle_internal.h, adm_cuda_linear_gelu and the toy's
- * GPU surface, with the same contracts. */
+ * the GPU oracle of oracle_internal.h, adm_cuda_linear_gelu, the CUDA
+ * twins of candidates/cuda_twins.h and the toy's GPU surface, with the
+ * same contracts. */
 typedef struct adm_cuda_module {
     uint32_t abi, size;
     adm_status (*device_count)(int *count);
@@ -74,6 +76,8 @@ typedef struct adm_cuda_module {
     adm_status (*o_bench_gemm)(int64_t M, int64_t K, int64_t N, int reps, double *ms);
     adm_status (*linear_gelu)(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
                               adm_tensor *out);
+    adm_status (*twin)(int which, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out);
+    adm_status (*libm_f32_range)(int fn, uint32_t first, uint32_t *out, size_t n);
     adm_status (*toy_select)(int device);
     adm_status (*toy_gemm_bf16)(const uint16_t *x, const uint16_t *w, int64_t M, int64_t K, int64_t N,
                                 uint16_t *y);

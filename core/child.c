@@ -12,6 +12,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 int64_t adm_child_env_limit(const char *name, int64_t dflt)
 {
@@ -55,6 +58,12 @@ pid_t adm_child_fork(int pfd[2])
     fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
     fflush(NULL);
     pid = fork();
+#ifdef _OPENMP
+    /* libgomp's thread pool does not survive fork: a parallel region in
+     * the child (an emulation, the oracle) would wait for its parent's
+     * workers forever. One thread gives the same bits. */
+    if (pid == 0) omp_set_num_threads(1);
+#endif
     if (pid < 0) {
         int e = errno;
         close(pfd[0]);

@@ -26,6 +26,7 @@ static const adm_cuda_host host = {
     adm_error_set,
     adm_dtype_name,
     adm_tensor_alloc,
+    adm_tensor_free,
     adm_tensor_numel,
     adm_tensor_transpose,
     adm_tensor_broadcast,
@@ -159,6 +160,13 @@ adm_status adm_cuda_convert_f32_range(adm_dtype dt, adm_round mode, unsigned fla
     return m->convert_f32_range(dt, mode, flags, first, out, n);
 }
 
+adm_status adm_cuda_libm_f32_range(int fn, uint32_t first, uint32_t *out, size_t n)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->libm_f32_range(fn, first, out, n);
+}
+
 #else /* built without CUDA */
 
 adm_status adm_cuda_module_get(const adm_cuda_module **out)
@@ -193,6 +201,12 @@ adm_status adm_cuda_convert_f32_range(adm_dtype dt, adm_round mode, unsigned fla
                                       uint32_t first, uint16_t *out, size_t n)
 {
     (void)dt; (void)mode; (void)flags; (void)first; (void)out; (void)n;
+    return ADM_FAIL(ADM_ERR_NO_DEVICE, "admit was built without CUDA");
+}
+
+adm_status adm_cuda_libm_f32_range(int fn, uint32_t first, uint32_t *out, size_t n)
+{
+    (void)fn; (void)first; (void)out; (void)n;
     return ADM_FAIL(ADM_ERR_NO_DEVICE, "admit was built without CUDA");
 }
 #endif

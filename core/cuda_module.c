@@ -6,6 +6,7 @@
 #include "adm_cuda_module.h"
 #include "adm_cuda.h"
 #include "adm_candidates.h"
+#include "cuda_twins.h"
 #include "adm_toy.h"
 #include "oracle_internal.h"
 
@@ -33,6 +34,8 @@ adm_status adm_tensor_alloc(adm_tensor *t, adm_dtype dt, int ndim, const int64_t
 {
     return host->tensor_alloc(t, dt, ndim, shape);
 }
+
+void adm_tensor_free(adm_tensor *t) { host->tensor_free(t); }
 
 int64_t adm_tensor_numel(const adm_tensor *t) { return host->tensor_numel(t); }
 
@@ -68,6 +71,12 @@ adm_status adm_o_need_narrow(const adm_tensor *t, const char *op, const char *na
     return host->o_need_narrow(t, op, name);
 }
 
+/* adm_cuda_twin's enum crosses as an int */
+static adm_status twin(int which, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{
+    return adm_cuda_twin((adm_twin)which, p, in, out);
+}
+
 static const adm_cuda_module table = {
     ADM_CUDA_MODULE_ABI,
     sizeof(adm_cuda_module),
@@ -80,6 +89,8 @@ static const adm_cuda_module table = {
     adm_o_cuda_elementwise,
     adm_o_cuda_bench_gemm,
     adm_cuda_linear_gelu,
+    twin,
+    adm_cuda_libm_f32_range,
     adm_toy_cuda_select,
     adm_toy_cuda_gemm_bf16,
     adm_toy_nccl_unique_id,

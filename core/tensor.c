@@ -1,9 +1,26 @@
 /* Tensors: shapes with overflow checks, strided views that cannot read
  * outside their storage, exact element access. */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "adm_core.h"
+#include "adm_mem.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+void adm_mem_huge(void *p, size_t bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095, e = ((uintptr_t)p + bytes) & ~(uintptr_t)4095;
+    if (p && bytes >= ((size_t)4 << 20) && e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
 
 adm_status adm_shape_numel(int ndim, const int64_t *shape, int64_t *numel)
 {
@@ -96,6 +113,7 @@ adm_status adm_tensor_alloc(adm_tensor *t, adm_dtype dt, int ndim, const int64_t
     memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
     contiguous_strides(ndim, shape, t->stride);
     t->data = calloc((size_t)(n > 0 ? n : 1), (size_t)f->storage_bytes);
+    adm_mem_huge(t->data, (size_t)(n > 0 ? n : 1) * (size_t)f->storage_bytes);
     if (!t->data) {
         memset(t, 0, sizeof *t);
         return ADM_FAIL(ADM_ERR_NOMEM, "cannot allocate %lld elements of %s",

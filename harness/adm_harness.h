@@ -124,6 +124,18 @@ typedef struct adm_gate_outcome {
  * of width 2 ADM_HIST_RANGE / (ADM_HIST_BINS - 2) between. */
 #define ADM_HIST_BINS 34
 #define ADM_HIST_RANGE 4.0
+/* The same errors by octave of |error| in ulps, for errors far beyond a
+ * few ulps (a high tier's) that the linear histogram only counts at its
+ * ends: bin ADM_HIST_LOG_ZERO holds |e| < 2^ADM_HIST_LOG_MIN ulp (zero
+ * included); bin ADM_HIST_LOG_ZERO + k (k = 1 .. ADM_HIST_LOG_OCTAVES)
+ * holds positive errors with 2^(ADM_HIST_LOG_MIN + k - 1) <= e <
+ * 2^(ADM_HIST_LOG_MIN + k), and ADM_HIST_LOG_ZERO - k the negative ones
+ * of that magnitude; the two end bins hold what is larger still
+ * (|e| >= 2^24 ulps). */
+#define ADM_HIST_LOG_MIN (-6)
+#define ADM_HIST_LOG_OCTAVES 30
+#define ADM_HIST_LOG_ZERO (ADM_HIST_LOG_OCTAVES + 1)
+#define ADM_HIST_LOG_BINS (2 * ADM_HIST_LOG_OCTAVES + 3)
 
 /* Gate 2's statistics: three kinds, each over the whole output (global)
  * and per group (channels: the last axis; rows: the rest). */
@@ -192,6 +204,7 @@ typedef struct adm_power {
 typedef struct adm_verdict {
     adm_tier tier;
     int64_t hist_r[ADM_HIST_BINS], hist_c[ADM_HIST_BINS];
+    int64_t hist_log_r[ADM_HIST_LOG_BINS], hist_log_c[ADM_HIST_LOG_BINS];
     adm_gate_outcome gate[ADM_GATE_COUNT];
     int64_t n;                 /* elements compared (all three finite) */
     /* gate 1 */
@@ -300,6 +313,24 @@ typedef struct adm_run_result {
  * 5 subnormals, 6 near overflow, 7 empty M = 0) of x, owned. */
 ADM_API adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out);
 
+/* The inputs the probes and views run on, and capture synth's special
+ * cases are made from: the inputs cut to their first ADM_PROBE_ROWS rows
+ * (tokens) along one axis of the first input, so that the probes cost a
+ * few rows of the op, not the whole capture. The axis: the queries of
+ * attention and linear attention (rank - 2); for the other ops the first
+ * axis before the last with more than ADM_PROBE_ROWS entries that is
+ * neither the op's reduction axis (row_sum, mean_sq, softmax) nor
+ * groupnorm's channel axis. The other inputs cut with the first are those
+ * aligned with it row by row (gated_residual's g and y, swiglu's up,
+ * layernorm's shift and scale: the same rank and the same extent on that
+ * axis); weights, k and v stay whole. out[i] points at cut[i] (an owned
+ * contiguous copy) where input i was cut, else at inputs[i]; when no axis
+ * qualifies nothing is cut (*axis -1). Free cut[] with adm_tensor_free. */
+#define ADM_PROBE_ROWS 8
+ADM_API adm_status adm_harness_probe_inputs(const adm_op *op, const adm_op_params *p,
+                                            const adm_tensor *const *inputs, adm_tensor *cut,
+                                            const adm_tensor **out, int *axis);
+
 /* ADM_OK when the inputs (aligned with the op's input list, NULL for an
  * absent one) fit the op under these parameters, else ADM_ERR_SHAPE saying
  * which input is missing, extra or of the wrong shape. adm_harness_run
@@ -400,6 +431,10 @@ ADM_API adm_status adm_harness_measure(const char *source, const char *want_op, 
 typedef struct adm_table_entry {
     char *name, *op, *candidate;
     adm_tier declared;
+    /* what the table says of the entry, for the reports (NULL: not given):
+     * its "description", its "static" declarations as compact JSON, and
+     * its "reader" as written */
+    char *description, *static_decl, *reader;
     /* measured on the pooled evidence of the entry's captures; its evidence
      * gate fails where the power the entry requires is not reached */
     adm_verdict verdict;
@@ -437,6 +472,64 @@ typedef void (*adm_table_progress_fn)(int k, int n, const char *name, void *user
  * tier looser than measured is unsafe). */
 ADM_API adm_status adm_harness_table(const char *path, adm_table_progress_fn progress, void *user, adm_table_result *out);
 ADM_API void adm_table_result_free(adm_table_result *r);
+
+/* ------------------------------------------------------------------ */
+/* A fusion table in units of work, for a caller that spreads them over  */
+/* processes or machines (admit-kernel under MPI)                         */
+/* ------------------------------------------------------------------ */
+
+/* One capture of one entry: what measuring it needs. The strings belong to
+ * the plan it came from (or to the caller that fills it in). */
+typedef struct adm_measure_unit {
+    const char *source;        /* the entry's name */
+    const char *op;            /* the op the capture must carry; NULL: any */
+    const char *capture;       /* the capture's path */
+    const char *params;        /* parameters that replace the capture's (compact JSON); NULL: the capture's */
+    const char *ref_spec, *cand_spec;
+    adm_reader reader;
+} adm_measure_unit;
+
+/* A unit's outcome: the capture's own verdict (before any pooling), or why
+ * it could not be measured. */
+typedef struct adm_unit_result {
+    adm_status status;         /* ADM_OK: verdict and mpfr_refined hold; else error says why */
+    adm_verdict verdict;
+    int64_t mpfr_refined;
+    const char *field;         /* on failure, as adm_measure_result's (a static string), or NULL */
+    int in_run;
+    char *error;               /* on failure, the message (owned: adm_unit_result_free) */
+} adm_unit_result;
+
+/* Measures one unit as adm_harness_table measures that capture (the
+ * limits in the environment, the budgets, the sandboxes); returns
+ * out->status. */
+ADM_API adm_status adm_harness_measure_unit(const adm_measure_unit *u, adm_unit_result *out);
+ADM_API void adm_unit_result_free(adm_unit_result *r);
+
+/* A fusion table read and checked against its schema (as
+ * adm_harness_table does, refused whole on the same errors), not yet
+ * measured. Its entries' units are measured anywhere, in any order; each
+ * entry is then assembled in capture order: adm_table_plan_begin, then
+ * adm_table_plan_add for k = 0, 1, ... (after the first failed capture the
+ * entry is that capture's error row and later results are ignored; they
+ * need not exist), then adm_table_plan_end. The entries so made are the
+ * ones adm_harness_table makes, bit for bit, whatever measured the units
+ * and in whatever order they were measured. */
+typedef struct adm_table_plan adm_table_plan;
+ADM_API adm_status adm_table_plan_read(const char *path, adm_table_plan **out);
+ADM_API void adm_table_plan_free(adm_table_plan *p);
+ADM_API int adm_table_plan_count(const adm_table_plan *p);
+/* Entry `entry`'s units: its captures; 0 for an entry whose plugin could
+ * not be loaded (its row is the error adm_table_plan_begin gives it). */
+ADM_API int adm_table_plan_units(const adm_table_plan *p, int entry);
+ADM_API void adm_table_plan_unit(const adm_table_plan *p, int entry, int k, adm_measure_unit *u);
+/* out: the entry's row before any capture (free it with the result it goes
+ * into: adm_table_result_free). */
+ADM_API adm_status adm_table_plan_begin(const adm_table_plan *p, int entry, adm_table_entry *out);
+/* ADM_ERR_NOMEM only; a failed unit becomes e's error. */
+ADM_API adm_status adm_table_plan_add(adm_table_plan *p, int entry, int k, const adm_unit_result *r,
+                                      adm_table_entry *e);
+ADM_API void adm_table_plan_end(const adm_table_plan *p, int entry, adm_table_entry *e);
 
 #ifdef __cplusplus
 }

@@ -96,8 +96,13 @@ static inline double adm_h_ulp(adm_dtype dt, double x)
     return adm_format_ulp(dt, x);
 }
 
+/* The axis adm_harness_probe_inputs cuts a first input of this shape
+ * along, or -1 (the budget model counts the probes with it). */
+int adm_h_probe_axis(const adm_op *op, const adm_op_params *p, int ndim, const int64_t *shape);
+
 /* Gates 1 and 2 and the evidence gate of one capture (harness/evidence.c):
- * one pass over rows and one over channels fill v->ev and the absolute
+ * one pass over the output (per-row and per-channel sums together) fills
+ * v->ev and the absolute
  * numbers of the verdict, then adm_h_decide_numeric decides from v->ev. */
 adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd,
                                  adm_verdict *v);

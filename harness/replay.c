@@ -25,7 +25,7 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
     const adm_tensor *ref = adm_capture_reference(c);
     adm_oracle_result orc;
     adm_oracle *o = NULL;
-    adm_tensor zero_bound;
+    adm_tensor zero_bound, dense_oracle;
     const adm_tensor *ov, *ob, *oc = NULL;
     adm_special_outcome *so = NULL;
     int ns = adm_capture_special_count(c), nc = adm_capture_candidate_count(c);
@@ -35,6 +35,7 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
     memset(out, 0, sizeof *out);
     memset(&orc, 0, sizeof orc);
     memset(&zero_bound, 0, sizeof zero_bound);
+    memset(&dense_oracle, 0, sizeof dense_oracle);
     if (!gcfg) { adm_gate_config_default(&gd); gcfg = &gd; }
     if (!ref)
         return ADM_FAIL(ADM_ERR_FORMAT, "%s: no dataset '/reference': replay judges candidates against the "
@@ -60,6 +61,12 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
         ov = adm_capture_oracle(c);
         if (!ov) return ADM_FAIL(ADM_ERR_FORMAT, "%s: op '%s' is not in the catalog and there is no '/oracle'", path,
                                  adm_capture_op(c));
+        /* The gates read an oracle as dense fp64 from its first element; a
+         * borrowed capture's (adm_capture_create_borrowed) may be a view. */
+        if (!adm_tensor_is_contiguous(ov) || ov->offset != 0) {
+            if ((st = adm_tensor_contiguous(ov, &dense_oracle)) != ADM_OK) goto fail_prefix;
+            ov = &dense_oracle;
+        }
         if ((st = adm_tensor_alloc(&zero_bound, ADM_FP64, ov->ndim, ov->shape)) != ADM_OK) goto fail_prefix;
         ob = &zero_bound;
         out->certified = 0;
@@ -112,6 +119,7 @@ done:
     adm_oracle_result_free(&orc);
     adm_oracle_free(o);
     adm_tensor_free(&zero_bound);
+    adm_tensor_free(&dense_oracle);
     if (st != ADM_OK) adm_replay_result_free(out);
     return st;
 fail_prefix:

@@ -1,6 +1,7 @@
 /* Run: implementations on a capture's inputs, on special-value probes and
- * on non-contiguous views, then the gates. */
-#include "adm_harness.h"
+ * on non-contiguous views of its first rows (adm_harness_probe_inputs),
+ * then the gates. */
+#include "harness_internal.h"
 #include "adm_fpenv.h"
 #include "adm_oracle.h"
 
@@ -50,6 +51,48 @@ adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out)
         break;
     default: break;
     }
+    return ADM_OK;
+}
+
+int adm_h_probe_axis(const adm_op *op, const adm_op_params *p, int ndim, const int64_t *shape)
+{
+    const char *name = adm_op_name(op);
+    int red = -1, chan = -1;
+    if (ndim < 2) return -1;
+    if (!strcmp(name, "attention") || !strcmp(name, "linear_attention"))
+        return shape[ndim - 2] > ADM_PROBE_ROWS ? ndim - 2 : -1;
+    if (!strcmp(name, "row_sum") || !strcmp(name, "mean_sq") || !strcmp(name, "softmax"))
+        red = p->axis < 0 ? p->axis + ndim : p->axis;
+    if (!strcmp(name, "groupnorm")) chan = p->channels_last ? ndim - 1 : 1;
+    for (int d = 0; d < ndim - 1; d++)
+        if (d != red && d != chan && shape[d] > ADM_PROBE_ROWS) return d;
+    return -1;
+}
+
+adm_status adm_harness_probe_inputs(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                                    adm_tensor *cut, const adm_tensor **out, int *axis)
+{
+    const char *name = adm_op_name(op);
+    const adm_tensor *x = inputs[0];
+    int n = adm_op_input_count(op), a, aligned;
+    memset(cut, 0, sizeof *cut * ADM_OP_MAX_INPUTS);
+    for (int i = 0; i < ADM_OP_MAX_INPUTS; i++) out[i] = i < n ? inputs[i] : NULL;
+    *axis = -1;
+    if (!x || (a = adm_h_probe_axis(op, p, x->ndim, x->shape)) < 0) return ADM_OK;
+    aligned = !strcmp(name, "gated_residual") || !strcmp(name, "swiglu") || !strcmp(name, "layernorm");
+    for (int i = 0; i < n; i++) {
+        adm_tensor v;
+        adm_status st;
+        if (!inputs[i] || (i > 0 && !(aligned && inputs[i]->ndim == x->ndim && inputs[i]->shape[a] == x->shape[a])))
+            continue;
+        if ((st = adm_tensor_slice(inputs[i], a, 0, ADM_PROBE_ROWS, 1, &v)) != ADM_OK ||
+            (st = adm_tensor_contiguous(&v, &cut[i])) != ADM_OK) {
+            for (int j = 0; j < i; j++) adm_tensor_free(&cut[j]);
+            return st;
+        }
+        out[i] = &cut[i];
+    }
+    *axis = a;
     return ADM_OK;
 }
 
@@ -135,22 +178,24 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
                                    const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
                                    const adm_gate_config *gcfg, adm_run_result *out)
 {
-    adm_tensor r, c, pr[N_PROBES], pc[N_PROBES], probe_in[N_PROBES];
+    adm_tensor r, c, cs, pr[N_PROBES], pc[N_PROBES], probe_in[N_PROBES], cut[ADM_OP_MAX_INPUTS];
     adm_special_outcome so[N_PROBES];
     adm_view_outcome vo[4];
     adm_oracle *o = NULL;
     adm_oracle_result orc;
     adm_judge_input ji;
-    const adm_tensor *in2[ADM_OP_MAX_INPUTS];
+    const adm_tensor *in2[ADM_OP_MAX_INPUTS], *pin[ADM_OP_MAX_INPUTS], *cref;
     adm_status st;
-    int nv = 0;
+    int nv = 0, axis = -1;
 
     memset(out, 0, sizeof *out);
     memset(&r, 0, sizeof r);
     memset(&c, 0, sizeof c);
+    memset(&cs, 0, sizeof cs);
     memset(pr, 0, sizeof pr);
     memset(pc, 0, sizeof pc);
     memset(probe_in, 0, sizeof probe_in);
+    memset(cut, 0, sizeof cut);
     memset(&orc, 0, sizeof orc);
     /* a parameter set elsewhere (a fusion table's "params") may ask for
      * inputs the capture lacks */
@@ -168,12 +213,24 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     if ((st = adm_oracle_create(NULL, &o)) != ADM_OK) goto done;
     if ((st = adm_oracle_eval(o, op, p, inputs, &orc)) != ADM_OK) goto done;
     if ((st = adm_oracle_refine(o, op, p, inputs, &orc, adm_judge_resolve_scale(&orc.value, &r))) != ADM_OK) goto done;
+    /* probes and views on the first ADM_PROBE_ROWS rows; the views compare
+     * with the candidate's own output on those rows */
+    if ((st = adm_harness_probe_inputs(op, p, inputs, cut, pin, &axis)) != ADM_OK) goto done;
+    cref = &c;
+    if (axis >= 0) {
+        if ((st = cand->run(cand, p, pin, &cs)) != ADM_OK) {
+            adm_error_prefix("candidate '%s' refuses the first %d rows of the capture's inputs: ", cand->name,
+                             ADM_PROBE_ROWS);
+            goto done;
+        }
+        cref = &cs;
+    }
     /* special-value probes on the first input */
-    memcpy(in2, inputs, sizeof in2);
+    memcpy(in2, pin, sizeof in2);
     for (int k = 0; k < N_PROBES; k++) {
         so[k].name = probe_names[k];
         so[k].ref = so[k].cand = NULL;
-        if ((st = adm_harness_probe(inputs[0], k, &probe_in[k])) != ADM_OK) goto done;
+        if ((st = adm_harness_probe(pin[0], k, &probe_in[k])) != ADM_OK) goto done;
         in2[0] = &probe_in[k];
         so[k].ref_status = ref->run(ref, p, in2, &pr[k]);
         so[k].cand_status = cand->run(cand, p, in2, &pc[k]);
@@ -181,7 +238,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
         if (so[k].cand_status == ADM_OK) so[k].cand = &pc[k];
         adm_error_clear();
     }
-    in2[0] = inputs[0];
+    in2[0] = pin[0];
     /* views of the first input */
     for (int k = 0; k < 4; k++) {
         adm_tensor storage, view, twin, out_v, out_t, ref_v;
@@ -190,7 +247,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
         memset(&out_v, 0, sizeof out_v);
         memset(&out_t, 0, sizeof out_t);
         memset(&ref_v, 0, sizeof ref_v);
-        sv = make_view(inputs[0], k, &storage, &view, &twin);
+        sv = make_view(pin[0], k, &storage, &view, &twin);
         if (sv == ADM_ERR_UNSUPPORTED) { adm_tensor_free(&storage); continue; }
         if (sv != ADM_OK) { adm_tensor_free(&storage); st = sv; goto done; }
         vo[nv].name = view_names[k];
@@ -199,14 +256,14 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
         vo[nv].cand_status = cand->run(cand, p, in2, &out_v);
         vo[nv].cand_identical = 0;
         if (vo[nv].cand_status == ADM_OK) {
-            if (k < 3) vo[nv].cand_identical = same_bits(&out_v, &c);
+            if (k < 3) vo[nv].cand_identical = same_bits(&out_v, cref);
             else {
                 in2[0] = &twin;
                 if (cand->run(cand, p, in2, &out_t) == ADM_OK) vo[nv].cand_identical = same_bits(&out_v, &out_t);
             }
         }
         adm_error_clear();
-        in2[0] = inputs[0];
+        in2[0] = pin[0];
         nv++;
         adm_tensor_free(&out_v);
         adm_tensor_free(&out_t);
@@ -239,10 +296,12 @@ done:
         adm_tensor_free(&pc[k]);
         adm_tensor_free(&probe_in[k]);
     }
+    for (int i = 0; i < ADM_OP_MAX_INPUTS; i++) adm_tensor_free(&cut[i]);
     adm_oracle_result_free(&orc);
     adm_oracle_free(o);
     adm_tensor_free(&r);
     adm_tensor_free(&c);
+    adm_tensor_free(&cs);
     return st;
 }
 

@@ -41,82 +41,99 @@ void adm_measure_result_free(adm_measure_result *r)
     r->ncaptures = 0;
 }
 
+/* One capture measured: its own verdict in *rr, or the failure (the last
+ * error) with *field the input at fault and *in_run set where it failed
+ * while the implementations ran or a plugin could not be loaded. */
+static adm_status measure_one(const char *capture, const char *want_op, const char *params_override,
+                              const char *ref_spec, const char *cand_spec, const adm_reader *reader, adm_plan *plan,
+                              adm_run_result *rr, const char **field, int *in_run)
+{
+    adm_capture *cap = NULL;
+    const adm_op *op;
+    adm_op_params p;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
+    const adm_impl *ref = NULL, *cand = NULL;
+    adm_status st;
+    *field = "captures";
+    *in_run = 0;
+    if ((st = adm_capture_read_sandboxed_plan(capture, NULL, adm_plan_check, plan, &cap)) != ADM_OK ||
+        (st = adm_capture_validate(cap)) != ADM_OK)
+        goto done;
+    op = adm_op_find(adm_capture_op(cap));
+    if (want_op && strcmp(want_op, adm_capture_op(cap)) != 0) {
+        st = ADM_FAIL(ADM_ERR_INVALID, "%s: the capture's op is '%s', the entry's '%s'", capture, adm_capture_op(cap),
+                      want_op);
+        goto done;
+    }
+    if (!op) {
+        st = ADM_FAIL(ADM_ERR_UNSUPPORTED, "%s: op '%s' is not in the catalog: run needs the oracle", capture,
+                      adm_capture_op(cap));
+        goto done;
+    }
+    if (params_override) *field = "params";
+    if ((st = adm_op_params_parse(op, params_override ? params_override : adm_capture_params(cap), &p)) != ADM_OK)
+        goto done;
+    for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(cap, adm_op_input_name(op, i));
+    /* the parameters against this capture's inputs (R1: an override the
+     * capture's inputs cannot satisfy) */
+    if ((st = adm_harness_check_inputs(op, &p, in)) != ADM_OK) {
+        adm_error_prefix("%s: ", capture);
+        goto done;
+    }
+    /* a plugin that cannot be loaded or queried fails this measurement
+     * alone (in_run), like one whose kernel crashes */
+    *field = "reference";
+    if ((st = adm_impl_resolve(adm_op_name(op), ref_spec, &ref)) != ADM_OK) {
+        *in_run = adm_impl_spec_is_plugin(ref_spec);
+        goto done;
+    }
+    *field = "candidate";
+    if ((st = adm_impl_resolve(adm_op_name(op), cand_spec, &cand)) != ADM_OK) {
+        *in_run = adm_impl_spec_is_plugin(cand_spec);
+        goto done;
+    }
+    *field = "captures";
+    *in_run = 1;
+    st = adm_harness_run(op, &p, in, ref, cand, reader, NULL, rr);
+    if (st == ADM_OK) *in_run = 0;
+    else adm_error_prefix("%s: ", capture);
+done:
+    adm_plugin_free(ref);
+    adm_plugin_free(cand);
+    adm_capture_free(cap);
+    return st;
+}
+
+/* What each capture will cost, judged before its data is read. */
+static adm_status measure_plan(const char *ref_spec, const char *cand_spec, const char *params_override, adm_plan *plan)
+{
+    ADM_TRY(adm_plan_init(plan, ADM_PLAN_RUN));
+    plan->params = params_override;
+    if ((strchr(ref_spec, ':') && strstr(ref_spec, ".so")) || (strchr(cand_spec, ':') && strstr(cand_spec, ".so")))
+        plan->impl_out_bytes = 8; /* a plugin may output fp64 */
+    return ADM_OK;
+}
+
 ADM_FPENV_BODY
 static adm_status harness_measure_body(const char *source, const char *want_op, const char *const *captures, int ncap,
                                        const char *params_override, const char *ref_spec, const char *cand_spec,
                                        const adm_reader *reader, adm_measure_result *out)
 {
     int64_t refined = 0;
-    adm_measure_result *at = out;
     adm_plan plan;
-    adm_status pst;
     memset(out, 0, sizeof *out);
     /* the sandboxes' limits and the MPFR budget: refused when invalid */
     ADM_TRY(adm_env_check());
     if (ncap > 0 && !(out->per_capture = calloc((size_t)ncap, sizeof *out->per_capture)))
         return ADM_FAIL(ADM_ERR_NOMEM, "%s: out of memory for %d captures", source, ncap);
-    /* what each capture will cost, judged before its data is read */
-    if ((pst = adm_plan_init(&plan, ADM_PLAN_RUN)) != ADM_OK) return pst;
-    plan.params = params_override;
-    if ((strchr(ref_spec, ':') && strstr(ref_spec, ".so")) || (strchr(cand_spec, ':') && strstr(cand_spec, ".so")))
-        plan.impl_out_bytes = 8; /* a plugin may output fp64 */
+    ADM_TRY(measure_plan(ref_spec, cand_spec, params_override, &plan));
     for (int k = 0; k < ncap; k++) {
-        adm_capture *cap = NULL;
-        const adm_op *op;
-        adm_op_params p;
-        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
-        const adm_impl *ref = NULL, *cand = NULL;
         adm_run_result rr;
         adm_status st;
-        at->field = "captures";
-        at->capture = k;
-        if ((st = adm_capture_read_sandboxed_plan(captures[k], NULL, adm_plan_check, &plan, &cap)) != ADM_OK ||
-            (st = adm_capture_validate(cap)) != ADM_OK)
-            goto fail;
-        op = adm_op_find(adm_capture_op(cap));
-        if (want_op && strcmp(want_op, adm_capture_op(cap)) != 0) {
-            st = ADM_FAIL(ADM_ERR_INVALID, "%s: the capture's op is '%s', the entry's '%s'", captures[k],
-                          adm_capture_op(cap), want_op);
-            goto fail;
-        }
-        if (!op) {
-            st = ADM_FAIL(ADM_ERR_UNSUPPORTED, "%s: op '%s' is not in the catalog: run needs the oracle", captures[k],
-                          adm_capture_op(cap));
-            goto fail;
-        }
-        if (params_override) at->field = "params";
-        if ((st = adm_op_params_parse(op, params_override ? params_override : adm_capture_params(cap), &p)) != ADM_OK)
-            goto fail;
-        for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(cap, adm_op_input_name(op, i));
-        /* the parameters against this capture's inputs (R1: an override the
-         * capture's inputs cannot satisfy) */
-        if ((st = adm_harness_check_inputs(op, &p, in)) != ADM_OK) {
-            adm_error_prefix("%s: ", captures[k]);
-            goto fail;
-        }
-        /* a plugin that cannot be loaded or queried fails this measurement
-         * alone (in_run), like one whose kernel crashes */
-        at->field = "reference";
-        if ((st = adm_impl_resolve(adm_op_name(op), ref_spec, &ref)) != ADM_OK) {
-            at->in_run = adm_impl_spec_is_plugin(ref_spec);
-            goto fail;
-        }
-        at->field = "candidate";
-        if ((st = adm_impl_resolve(adm_op_name(op), cand_spec, &cand)) != ADM_OK) {
-            at->in_run = adm_impl_spec_is_plugin(cand_spec);
-            goto fail;
-        }
-        at->field = "captures";
-        at->in_run = 1;
-        st = adm_harness_run(op, &p, in, ref, cand, reader, NULL, &rr);
-        if (st == ADM_OK) at->in_run = 0;
-        adm_plugin_free(ref);
-        adm_plugin_free(cand);
-        ref = cand = NULL;
-        if (st != ADM_OK) {
-            adm_error_prefix("%s: ", captures[k]);
-            goto fail;
-        }
+        out->capture = k;
+        if ((st = measure_one(captures[k], want_op, params_override, ref_spec, cand_spec, reader, &plan, &rr,
+                              &out->field, &out->in_run)) != ADM_OK)
+            return st;
         {
             /* the capture's own verdict stays as a row; the entry is judged
              * on the evidence of all of them */
@@ -127,19 +144,60 @@ static adm_status harness_measure_body(const char *source, const char *want_op, 
         }
         refined += rr.mpfr_refined;
         out->ncaptures = k + 1;
-        adm_capture_free(cap);
-        continue;
-    fail:
-        adm_plugin_free(ref);
-        adm_plugin_free(cand);
-        adm_capture_free(cap);
-        return st;
     }
-    at->field = NULL;
+    out->field = NULL;
     if (out->ncaptures == 0) return ADM_FAIL(ADM_ERR_INVALID, "%s: no captures to measure on", source);
     adm_verdict_pool_finish(&out->verdict, NULL);
     out->mpfr_refined = refined;
     return ADM_OK;
+}
+
+void adm_unit_result_free(adm_unit_result *r)
+{
+    if (!r) return;
+    free(r->error);
+    r->error = NULL;
+}
+
+/* The failure of a unit: the last error's message and code, as the table's
+ * error row keeps them. */
+static adm_status unit_failed(adm_unit_result *out, const char *field, int in_run)
+{
+    adm_status code = adm_error_code();
+    out->status = code == ADM_OK ? ADM_ERR_INTERNAL : code;
+    out->field = field;
+    out->in_run = in_run;
+    if (!(out->error = adm_strdup(adm_error_message()))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    return out->status;
+}
+
+ADM_FPENV_BODY
+static adm_status measure_unit_body(const adm_measure_unit *u, adm_unit_result *out)
+{
+    adm_plan plan;
+    adm_run_result rr;
+    const char *field = NULL;
+    int in_run = 0;
+    memset(out, 0, sizeof *out);
+    if (adm_env_check() != ADM_OK || measure_plan(u->ref_spec, u->cand_spec, u->params, &plan) != ADM_OK)
+        return unit_failed(out, NULL, 0);
+    if (measure_one(u->capture, u->op, u->params, u->ref_spec, u->cand_spec, &u->reader, &plan, &rr, &field, &in_run) !=
+        ADM_OK)
+        return unit_failed(out, field, in_run);
+    out->verdict = rr.verdict;
+    out->mpfr_refined = rr.mpfr_refined;
+    return ADM_OK;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_harness_measure_unit(const adm_measure_unit *u, adm_unit_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = measure_unit_body(u, out);
+    adm_fpenv_leave(&fe);
+    return rv;
 }
 
 /* In the default floating-point environment (core/adm_fpenv.h). */
@@ -363,6 +421,9 @@ void adm_table_result_free(adm_table_result *r)
         free(r->entries[i].candidate);
         free(r->entries[i].error);
         free(r->entries[i].per_capture);
+        free(r->entries[i].description);
+        free(r->entries[i].static_decl);
+        free(r->entries[i].reader);
     }
     free(r->entries);
     memset(r, 0, sizeof *r);
@@ -372,6 +433,8 @@ void adm_table_result_free(adm_table_result *r)
  * strings point into the parsed JSON, except the resolved paths. */
 typedef struct plan {
     const char *name, *op, *ref, *cand;
+    const char *description, *reader_text; /* for the reports; NULL: not given */
+    char *static_text;           /* "static", compact JSON; NULL: not given */
     char *ref_spec, *cand_spec;  /* a plugin's path resolved from the table's folder */
     char *ptext;                 /* "params", compact JSON; NULL: the captures' own */
     char **cpaths;               /* ncap of them */
@@ -390,6 +453,7 @@ static void plan_free(plan *p)
     free(p->ref_spec);
     free(p->cand_spec);
     free(p->ptext);
+    free(p->static_text);
     for (int k = 0; k < p->ncap; k++) free(p->cpaths[k]);
     free(p->cpaths);
     free(p->load_error);
@@ -491,6 +555,8 @@ static adm_status check_entry(const char *file, table_text *t, const char *dir, 
     p->cand = str_field(e, "candidate");
     decl_s = str_field(e, "declared");
     reader_s = str_field(e, "reader");
+    p->reader_text = reader_s;
+    p->description = str_field(e, "description");
     caps = json_object_get(e, "captures");
     params = json_object_get(e, "params");
     {
@@ -555,59 +621,96 @@ static adm_status check_entry(const char *file, table_text *t, const char *dir, 
     }
     st = ADM_OK;
     if (!p->load_error) st = check_static(file, t, i, json_object_get(e, "static"), c, p->cand);
+    if (st == ADM_OK && json_object_get(e, "static") &&
+        !(p->static_text = json_dumps(json_object_get(e, "static"), JSON_COMPACT | JSON_PRESERVE_ORDER)))
+        st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     if (st == ADM_OK && !p->load_error) st = check_distinct(file, t, i, p->ref, r, p->cand, c);
     adm_plugin_free(r);
     adm_plugin_free(c);
     return st;
 }
 
-/* Measures an entry that passed the schema into te. Whatever fails here
- * (a capture that cannot be read, parameters its inputs cannot satisfy, a
- * plugin that crashes) fails this entry only. */
-static adm_status measure_entry(const char *file, table_text *t, int i, const plan *p, adm_table_entry *te)
+/* Entry i's row before its captures are measured: its names and claim,
+ * or the error of a plugin that could not be loaded (the entry then has
+ * no units). */
+static adm_status entry_begin(const plan *p, adm_table_entry *te)
 {
-    adm_measure_result mr;
     memset(te, 0, sizeof *te);
-    memset(&mr, 0, sizeof mr);
-    if (p->load_error) {
-        if (!(te->error = adm_strdup(p->load_error))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-        te->error_status = p->load_status;
-    } else if (adm_harness_measure(p->name, p->op, (const char *const *)p->cpaths, p->ncap, p->ptext, p->ref_spec,
-                                   p->cand_spec, &p->reader, &mr) != ADM_OK) {
-        adm_status ms = adm_error_code();
-        char label[32], *msg = adm_strdup(adm_error_message());
-        if (!msg) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-        if (mr.field && !strcmp(mr.field, "captures")) snprintf(label, sizeof label, "captures[%d]", mr.capture);
-        else snprintf(label, sizeof label, "%s", mr.field ? mr.field : "");
-        schema_error(file, t, i, mr.field ? label : NULL, "entry '%s': %s", p->name, msg);
-        free(msg);
-        if (!(te->error = adm_strdup(adm_error_message()))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
-        te->error_status = ms == ADM_OK ? ADM_ERR_INTERNAL : ms;
-    }
     te->name = adm_strdup(p->name);
     te->op = adm_strdup(p->op);
     te->candidate = adm_strdup(p->cand);
     te->declared = p->declared;
-    if (!te->error) {
-        te->verdict = mr.verdict;
-        te->mpfr_refined = mr.mpfr_refined;
-        adm_verdict_require_power(&te->verdict, &p->required);
+    if (p->load_error) {
+        te->error = adm_strdup(p->load_error);
+        te->error_status = p->load_status;
+    } else {
         te->required = p->required;
-        /* each capture's own verdict in brief: the rows the pooled one is made of */
-        te->ncaptures = mr.ncaptures;
-        te->per_capture = mr.per_capture;
-        mr.per_capture = NULL;
+        te->per_capture = calloc((size_t)p->ncap, sizeof *te->per_capture);
     }
-    adm_measure_result_free(&mr);
-    if (!te->name || !te->op || !te->candidate) {
+    if (p->description) te->description = adm_strdup(p->description);
+    if (p->static_text) te->static_decl = adm_strdup(p->static_text);
+    if (p->reader_text) te->reader = adm_strdup(p->reader_text);
+    if (!te->name || !te->op || !te->candidate || (p->load_error ? !te->error : !te->per_capture) ||
+        (p->description && !te->description) || (p->static_text && !te->static_decl) ||
+        (p->reader_text && !te->reader)) {
+        free(te->description);
+        free(te->static_decl);
+        free(te->reader);
         free(te->name);
         free(te->op);
         free(te->candidate);
         free(te->error);
+        free(te->per_capture);
         memset(te, 0, sizeof *te);
         return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     }
     return ADM_OK;
+}
+
+/* Capture k's result into entry i (k = 0, 1, ... in order, as one
+ * process measures them): its verdict pooled, or the entry's error row
+ * naming the file, line, column and field. Whatever fails here (a capture
+ * that cannot be read, parameters its inputs cannot satisfy, a plugin that
+ * crashes) fails this entry only. */
+static adm_status entry_add(const char *file, table_text *t, int i, const plan *p, int k, const adm_unit_result *r,
+                            adm_table_entry *te)
+{
+    if (te->error) return ADM_OK;
+    if (r->status != ADM_OK) {
+        char label[32];
+        if (r->field && !strcmp(r->field, "captures")) snprintf(label, sizeof label, "captures[%d]", k);
+        else snprintf(label, sizeof label, "%s", r->field ? r->field : "");
+        schema_error(file, t, i, r->field ? label : NULL, "entry '%s': %s", p->name,
+                     r->error ? r->error : adm_strerror(r->status));
+        free(te->per_capture);
+        te->per_capture = NULL;
+        te->ncaptures = 0;
+        memset(&te->verdict, 0, sizeof te->verdict);
+        te->mpfr_refined = 0;
+        te->required = (adm_power){0};
+        if (!(te->error = adm_strdup(adm_error_message()))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        te->error_status = r->status;
+        return ADM_OK;
+    }
+    {
+        /* the capture's own verdict stays as a row; the entry is judged on
+         * the evidence of all of them */
+        char label[64];
+        snprintf(label, sizeof label, "capture %d", k);
+        adm_capture_summary_of(&r->verdict, &te->per_capture[k]);
+        adm_verdict_pool_add(&te->verdict, &r->verdict, p->ncap > 1 ? label : NULL);
+    }
+    te->mpfr_refined += r->mpfr_refined;
+    te->ncaptures = k + 1;
+    return ADM_OK;
+}
+
+/* The pooled verdict, against the power the entry requires. */
+static void entry_end(const plan *p, adm_table_entry *te)
+{
+    if (te->error) return;
+    adm_verdict_pool_finish(&te->verdict, NULL);
+    adm_verdict_require_power(&te->verdict, &p->required);
 }
 
 /* The table's text, at most 16 MiB, NUL-terminated. */
@@ -648,41 +751,62 @@ static adm_status check_version(const char *file, json_t *root)
     return ADM_OK;
 }
 
+struct adm_table_plan {
+    char *file, *text, *dir;
+    json_t *root;
+    table_text tt;
+    plan *plans;
+    size_t n;
+};
+
+void adm_table_plan_free(adm_table_plan *tp)
+{
+    if (!tp) return;
+    for (size_t i = 0; i < tp->n; i++) plan_free(&tp->plans[i]);
+    free(tp->plans);
+    free(tp->tt.entry);
+    json_decref(tp->root);
+    free(tp->text);
+    free(tp->dir);
+    free(tp->file);
+    free(tp);
+}
+
 ADM_FPENV_BODY
-static adm_status harness_table_body(const char *file, adm_table_progress_fn progress, void *user,
-                                     adm_table_result *out)
+static adm_status table_plan_body(const char *file, adm_table_plan **out)
 {
     adm_status st = ADM_OK;
-    json_t *root = NULL, *fus;
+    adm_table_plan *tp;
+    json_t *fus;
     json_error_t err;
-    char *text = NULL, *dir = NULL;
-    table_text tt;
-    plan *plans = NULL;
-    size_t n = 0, nplans = 0;
-    memset(out, 0, sizeof *out);
-    memset(&tt, 0, sizeof tt);
-    ADM_TRY(read_text(file, &text));
+    size_t n;
+    *out = NULL;
+    if (!(tp = calloc(1, sizeof *tp)) || !(tp->file = adm_strdup(file))) {
+        free(tp);
+        return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
+    if ((st = read_text(file, &tp->text)) != ADM_OK) goto done;
     {
         /* dirname may change its argument */
         char *tmp = adm_strdup(file);
-        dir = tmp ? adm_strdup(dirname(tmp)) : NULL;
+        tp->dir = tmp ? adm_strdup(dirname(tmp)) : NULL;
         free(tmp);
-        if (!dir) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+        if (!tp->dir) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
     }
-    root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
-    if (!root) {
+    tp->root = json_loads(tp->text, JSON_REJECT_DUPLICATES, &err);
+    if (!tp->root) {
         st = ADM_FAIL(ADM_ERR_JSON, "%s:%d:%d: not valid JSON: %s", file, err.line, err.column, err.text);
         goto done;
     }
-    if (!json_is_object(root)) {
+    if (!json_is_object(tp->root)) {
         st = ADM_FAIL(ADM_ERR_JSON, "%s: a fusion table is a JSON object (fusions/FORMAT.md)", file);
         goto done;
     }
-    if ((st = check_version(file, root)) != ADM_OK) goto done;
+    if ((st = check_version(file, tp->root)) != ADM_OK) goto done;
     {
         const char *k;
         json_t *v;
-        json_object_foreach(root, k, v) {
+        json_object_foreach(tp->root, k, v) {
             if (strcmp(k, "admit_fusion_table") && strcmp(k, "description") && strcmp(k, "fusions")) {
                 st = ADM_FAIL(ADM_ERR_JSON, "%s: unknown field '%s' (admit_fusion_table, description, fusions; "
                               "fusions/FORMAT.md)", file, k);
@@ -690,37 +814,109 @@ static adm_status harness_table_body(const char *file, adm_table_progress_fn pro
             }
         }
     }
-    fus = json_object_get(root, "fusions");
+    fus = json_object_get(tp->root, "fusions");
     if (!json_is_array(fus) || json_array_size(fus) == 0) {
         st = ADM_FAIL(ADM_ERR_JSON, "%s: field 'fusions' must be a non-empty array of entries", file);
         goto done;
     }
     n = json_array_size(fus);
     if (n > INT_MAX / 2) { st = ADM_FAIL(ADM_ERR_JSON, "%s: field 'fusions' has too many entries", file); goto done; }
-    tt.text = text;
-    tt.n = n;
-    plans = calloc(n, sizeof *plans);
-    out->entries = calloc(n, sizeof *out->entries);
-    if (!plans || !out->entries) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+    tp->tt.text = tp->text;
+    tp->tt.n = n;
+    if (!(tp->plans = calloc(n, sizeof *tp->plans))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
     /* The whole table against its schema first: a table that breaks it
      * is refused before anything is measured. */
     for (size_t i = 0; i < n; i++) {
-        st = check_entry(file, &tt, dir, (int)i, json_array_get(fus, i), &plans[i]);
-        nplans = i + 1;
+        st = check_entry(tp->file, &tp->tt, tp->dir, (int)i, json_array_get(fus, i), &tp->plans[i]);
+        tp->n = i + 1;
         if (st != ADM_OK) goto done;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (progress) progress((int)i + 1, (int)n, plans[i].name, user);
-        if ((st = measure_entry(file, &tt, (int)i, &plans[i], &out->entries[i])) != ADM_OK) goto done;
-        out->n++;
-    }
 done:
-    for (size_t i = 0; i < nplans; i++) plan_free(&plans[i]);
-    free(plans);
-    free(tt.entry);
-    json_decref(root);
-    free(text);
-    free(dir);
+    if (st != ADM_OK) adm_table_plan_free(tp);
+    else *out = tp;
+    return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_table_plan_read(const char *file, adm_table_plan **out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = table_plan_body(file, out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
+int adm_table_plan_count(const adm_table_plan *tp) { return (int)tp->n; }
+
+int adm_table_plan_units(const adm_table_plan *tp, int entry)
+{
+    const plan *p = &tp->plans[entry];
+    return p->load_error ? 0 : p->ncap;
+}
+
+void adm_table_plan_unit(const adm_table_plan *tp, int entry, int k, adm_measure_unit *u)
+{
+    const plan *p = &tp->plans[entry];
+    memset(u, 0, sizeof *u);
+    u->source = p->name;
+    u->op = p->op;
+    u->capture = p->cpaths[k];
+    u->params = p->ptext;
+    u->ref_spec = p->ref_spec;
+    u->cand_spec = p->cand_spec;
+    u->reader = p->reader;
+}
+
+adm_status adm_table_plan_begin(const adm_table_plan *tp, int entry, adm_table_entry *out)
+{
+    return entry_begin(&tp->plans[entry], out);
+}
+
+adm_status adm_table_plan_add(adm_table_plan *tp, int entry, int k, const adm_unit_result *r, adm_table_entry *e)
+{
+    return entry_add(tp->file, &tp->tt, entry, &tp->plans[entry], k, r, e);
+}
+
+void adm_table_plan_end(const adm_table_plan *tp, int entry, adm_table_entry *e)
+{
+    entry_end(&tp->plans[entry], e);
+}
+
+ADM_FPENV_BODY
+static adm_status harness_table_body(const char *file, adm_table_progress_fn progress, void *user,
+                                     adm_table_result *out)
+{
+    adm_table_plan *tp = NULL;
+    adm_status st;
+    memset(out, 0, sizeof *out);
+    ADM_TRY(adm_table_plan_read(file, &tp));
+    if (!(out->entries = calloc(tp->n, sizeof *out->entries))) {
+        st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < tp->n; i++) {
+        adm_table_entry *te = &out->entries[i];
+        int nu = adm_table_plan_units(tp, (int)i);
+        if (progress) progress((int)i + 1, (int)tp->n, tp->plans[i].name, user);
+        if ((st = adm_table_plan_begin(tp, (int)i, te)) != ADM_OK) goto done;
+        out->n++;
+        /* one process stops at an entry's first failing capture */
+        for (int k = 0; k < nu && !te->error; k++) {
+            adm_measure_unit u;
+            adm_unit_result r;
+            adm_table_plan_unit(tp, (int)i, k, &u);
+            adm_harness_measure_unit(&u, &r);
+            st = adm_table_plan_add(tp, (int)i, k, &r, te);
+            adm_unit_result_free(&r);
+            if (st != ADM_OK) goto done;
+        }
+        adm_table_plan_end(tp, (int)i, te);
+    }
+    st = ADM_OK;
+done:
+    adm_table_plan_free(tp);
     if (st != ADM_OK) adm_table_result_free(out);
     return st;
 }

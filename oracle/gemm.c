@@ -14,15 +14,20 @@
  * step of the bound rounds upward (scalar_fns.h).
  *
  * The condition scale (adm_oracle_result.cond) is sum_k |x_ik w_jk| + |b_j|,
- * through GELU max(|gelu(v)|, |gelu'(v)| that): an fp32 SGEMM on |x| and
- * |w| (abs_scaled_rows), which needs only a few bits.
+ * through GELU max(|gelu(v)|, |gelu'(v)| that), which needs only a few
+ * bits (harness/GATES.md): where x and w are bf16 and the CPU has
+ * AVX512-BF16, a GEMM of bf16 |x|, |w| with exact products and fp32 sums
+ * (bf16_cond_tile, about a twentieth of the DGEMM's time), else an fp32
+ * SGEMM on |x| and |w| (abs_scaled_rows); both have the same error bound.
  *
  * Memory beyond the inputs and the result: x in fp64 (M K doubles) and
- * fp32 (M K floats, the scale's operand), w in tiles sharing 128 MiB in
- * fp64 and 64 MiB in fp32, and per thread COND_ROWS x tile floats, so
- * FLUX.1's MLP (4096 x 3072 by 12288 x 3072) needs about 350 MiB extra. */
+ * the scale's operand (M K bf16 or floats), w in tiles sharing 128 MiB in
+ * fp64 and 32 MiB (bf16) or 64 MiB (floats) for the scale's operand, and
+ * per thread COND_ROWS x tile floats, so FLUX.1's MLP (4096 x 3072 by
+ * 12288 x 3072) needs about 290 MiB extra (350 on the SGEMM path). */
 #include "oracle_internal.h"
 #include "adm_fpenv.h"
+#include "adm_mem.h"
 
 #include <cblas.h>
 #include <stdlib.h>
@@ -47,6 +52,14 @@ static void row_norms(const double *rows, int64_t n, int64_t K, double *out, int
     }
 }
 
+/* ldexp(x, e) without the libm call where 2^e is a normal double: x 2^e
+ * is then one correctly rounded multiplication, the value ldexp returns. */
+static inline double pow2_scale(double x, int e)
+{
+    if (e >= -1022 && e <= 1023) return x * adm_f64_from_bits((uint64_t)(e + 1023) << 52);
+    return ldexp(x, e);
+}
+
 /* |row| of each of n rows in fp32, scaled by a power of two 2^-ex[r] that
  * puts the row's largest finite magnitude in [1, 2): an fp32 GEMM of two
  * such operands has terms below 4 and sums below 4K (no overflow whatever
@@ -61,14 +74,174 @@ static void abs_scaled_rows(const double *rows, int64_t n, int64_t K, float *out
         double m = 0;
         int e = 1;
         for (int64_t k = 0; k < K; k++)
-            if (isfinite(p[k])) m = fmax(m, fabs(p[k]));
+            if (isfinite(p[k]) && fabs(p[k]) > m) m = fabs(p[k]);
         if (m > 0) frexp(m, &e);
         ex[r] = e - 1;
-        for (int64_t k = 0; k < K; k++) out[r * K + k] = (float)ldexp(fabs(p[k]), -ex[r]);
+        for (int64_t k = 0; k < K; k++) out[r * K + k] = (float)pow2_scale(fabs(p[k]), -ex[r]);
     }
 }
 
 #define COND_ROWS 256 /* rows of x per fp32 GEMM of the condition scale: a tile of COND_ROWS x NT floats */
+
+#if defined(__x86_64__) && defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 10)
+#include <immintrin.h>
+#define ADM_BF16_COND 1
+#define BF_MR 8  /* rows of x per micro-tile (a multiple of 8 divides COND_ROWS) */
+#define BF_NR 48 /* rows of w per micro-tile: 3 vectors of 16 fp32 sums */
+
+/* The scaled |row| of each of n rows as bf16 pairs (k = 2p in the low
+ * half, 2p + 1 in the high half, a zero past K), row r's pair p at
+ * (r / blk) kp blk + p blk + r % blk: the layout the micro-kernel loads,
+ * blk rows of one pair side by side. The values are abs_scaled_rows'
+ * (|v| 2^-ex[r], ex[r] putting the row's largest finite magnitude in
+ * [1, 2)), cut from the fp64 bits of bf16 inputs, which drops nothing,
+ * except that a result below bf16's normal range becomes 0, as
+ * AVX512-BF16 treats it anyway; NaN stays NaN, Inf stays Inf. Integer
+ * operations only, so that the compiler vectorises both loops. The
+ * caller zeroes out[] for the padding rows. */
+static inline uint32_t bf16_scaled(const double *p, int64_t k, int64_t K, int64_t sh)
+{
+    const uint64_t inf = 0x7ff0000000000000u, mag = 0x7fffffffffffffffu;
+    uint64_t u = k < K ? adm_f64_bits(p[k]) & mag : 0;
+    int64_t e = (int64_t)(u >> 52) - sh;
+    return u > inf ? 0x7fc0u
+           : u == inf ? 0x7f80u
+           : e >= 1 && u >= ((uint64_t)1 << 52) ? (uint32_t)(e << 7) | (uint32_t)(u >> 45 & 0x7f)
+                                                : 0u;
+}
+
+/* The same from the bf16 bits (a row without subnormals): e = the bf16
+ * exponent field minus the row's exponent. */
+static inline uint32_t bf16_scaled_h(const uint16_t *h, int64_t k, int64_t K, int ex)
+{
+    uint32_t u = k < K ? h[k] & 0x7fffu : 0;
+    int32_t e = (int32_t)(u >> 7) - ex;
+    return u > 0x7f80u ? 0x7fc0u : u == 0x7f80u ? 0x7f80u : u >= 0x80u && e >= 1 ? (uint32_t)e << 7 | (u & 0x7f) : 0u;
+}
+
+/* h: NULL, or the same rows' bf16 bits (contiguous, row stride K), read
+ * instead of the fp64 copy (a quarter of the bytes) in the rows without
+ * subnormals. */
+static void abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, int64_t K, int64_t kp, int64_t blk,
+                             uint32_t *out, int *ex, unsigned char *use_h)
+{
+    const uint64_t inf = 0x7ff0000000000000u, mag = 0x7fffffffffffffffu;
+    for (int64_t r = 0; r < n; r++) {
+        const double *p = rows + r * K;
+        uint64_t m = 0;
+        use_h[r] = 0;
+        if (h) {
+            const uint16_t *q = h + r * K;
+            uint32_t mh = 0, sub = 0;
+            for (int64_t k = 0; k < K; k++) {
+                uint32_t u = q[k] & 0x7fffu;
+                mh = u < 0x7f80u && u > mh ? u : mh;
+                sub |= u - 1 < 0x7fu; /* a nonzero subnormal */
+            }
+            if (!sub) {
+                use_h[r] = 1;
+                ex[r] = mh >= 0x80u ? (int)(mh >> 7) - 127 : 0;
+                continue;
+            }
+        }
+        for (int64_t k = 0; k < K; k++) {
+            uint64_t u = adm_f64_bits(p[k]) & mag;
+            m = u < inf && u > m ? u : m;
+        }
+        /* the exponent of the largest magnitude; a row of zeros (or only
+         * subnormals, far below bf16's range) keeps 0 */
+        ex[r] = m >= ((uint64_t)1 << 52) ? (int)(m >> 52) - 1023 : 0;
+    }
+    /* 32 pairs of a block's rows at a time: the reads run along rows, the
+     * stores stay within 32 x blk words (at most 6 KiB, in L1) */
+    for (int64_t r0 = 0; r0 < n; r0 += blk) {
+        int64_t nb = n - r0 < blk ? n - r0 : blk;
+        uint32_t *o = out + r0 / blk * kp * blk;
+        for (int64_t q0 = 0; q0 < kp; q0 += 32) {
+            int64_t q1 = kp - q0 < 32 ? kp : q0 + 32;
+            for (int64_t r = 0; r < nb; r++) {
+                const double *p = rows + (r0 + r) * K;
+                int e = ex[r0 + r];
+                int64_t sh = 1023 + (int64_t)e - 127; /* fp64's exponent field minus bf16's, scaled */
+                if (use_h[r0 + r]) {
+                    const uint16_t *hr = h + (r0 + r) * K;
+                    for (int64_t q = q0; q < q1; q++)
+                        o[q * blk + r] = bf16_scaled_h(hr, 2 * q, K, e) | bf16_scaled_h(hr, 2 * q + 1, K, e) << 16;
+                } else {
+                    for (int64_t q = q0; q < q1; q++)
+                        o[q * blk + r] = bf16_scaled(p, 2 * q, K, sh) | bf16_scaled(p, 2 * q + 1, K, sh) << 16;
+                }
+            }
+        }
+    }
+}
+
+/* c[r][j] (BF_MR x BF_NR, row stride BF_NR) = (resume ? c[r][j] : 0) + the sum over the kp pairs of
+ * a's row r times b's row j, each pair's two exact products added to the
+ * fp32 sum one at a time, rounded to nearest (VDPBF16PS): with positive
+ * terms the sum is within gamma_K of fp32 of the exact one, as an SGEMM's. */
+__attribute__((target("avx512f,avx512bf16"))) static void bf16_micro(const uint32_t *a, const uint32_t *b,
+                                                                     int64_t kp, float *c, int resume)
+{
+    __m512 acc[BF_MR][3]; /* 24 of the 32 registers: the loops are unrolled so that they stay there */
+#pragma GCC unroll 8
+    for (int r = 0; r < BF_MR; r++)
+#pragma GCC unroll 3
+        for (int q = 0; q < 3; q++) acc[r][q] = resume ? _mm512_loadu_ps(c + r * BF_NR + 16 * q) : _mm512_setzero_ps();
+    for (int64_t p = 0; p < kp; p++) {
+        const uint32_t *bp = b + p * BF_NR, *ap = a + p * BF_MR;
+        __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp), b1 = (__m512bh)_mm512_loadu_si512(bp + 16),
+                 b2 = (__m512bh)_mm512_loadu_si512(bp + 32);
+#pragma GCC unroll 8
+        for (int r = 0; r < BF_MR; r++) {
+            __m512bh ar = (__m512bh)_mm512_set1_epi32((int)ap[r]);
+            acc[r][0] = _mm512_dpbf16_ps(acc[r][0], ar, b0);
+            acc[r][1] = _mm512_dpbf16_ps(acc[r][1], ar, b1);
+            acc[r][2] = _mm512_dpbf16_ps(acc[r][2], ar, b2);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < BF_MR; r++)
+#pragma GCC unroll 3
+        for (int q = 0; q < 3; q++) _mm512_storeu_ps(c + r * BF_NR + 16 * q, acc[r][q]);
+}
+
+#define BF_KP 128 /* pairs of k per pass: a 24 KiB slice of w's panel stays in L1 across the row blocks */
+
+/* ct (mb x nt, row stride nt) = the scaled |x| rows i0 .. i0 + mb (i0 a
+ * multiple of BF_MR, mb at most COND_ROWS) of xa against the nt packed
+ * rows of wa. Each sum runs over k in order whatever the blocking (a
+ * pass resumes from the sums the last one left in cp), so the bits do
+ * not depend on BF_KP. cp: COND_ROWS x BF_NR floats. */
+static void bf16_cond_tile(const uint32_t *xa, const uint32_t *wa, int64_t kp, int64_t i0, int64_t mb, int64_t nt,
+                           float *ct, float *cp)
+{
+    for (int64_t j0 = 0; j0 < nt; j0 += BF_NR) {
+        int64_t nc = nt - j0 < BF_NR ? nt - j0 : BF_NR;
+        const uint32_t *wp = wa + j0 / BF_NR * kp * BF_NR;
+        for (int64_t k0 = 0; k0 < kp; k0 += BF_KP) {
+            int64_t kb = kp - k0 < BF_KP ? kp - k0 : BF_KP;
+            for (int64_t r0 = 0; r0 < mb; r0 += BF_MR)
+                bf16_micro(xa + (i0 + r0) / BF_MR * kp * BF_MR + k0 * BF_MR, wp + k0 * BF_NR, kb, cp + r0 * BF_NR,
+                           k0 > 0);
+        }
+        for (int64_t r = 0; r < mb; r++) memcpy(ct + r * nt + j0, cp + r * BF_NR, sizeof *ct * (size_t)nc);
+    }
+}
+
+static int bf16_cond_usable(const adm_tensor *x, const adm_tensor *w)
+{
+    __builtin_cpu_init();
+    return x->dtype == ADM_BF16 && w->dtype == ADM_BF16 && __builtin_cpu_supports("avx512bf16");
+}
+#else
+static int bf16_cond_usable(const adm_tensor *x, const adm_tensor *w)
+{
+    (void)x;
+    (void)w;
+    return 0;
+}
+#endif
 
 adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
 {
@@ -78,8 +251,10 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     int64_t K = x->shape[x->ndim - 1], M, N, NT, tile_bytes;
     double *xd = NULL, *nx = NULL, *bd = NULL, gk;
     float *xa = NULL;
+    uint32_t *xb = NULL; /* the bf16 path's scaled |x| (abs_scaled_pairs) */
     int *ex = NULL;
-    int prev_threads, oom = 0;
+    int prev_threads, oom = 0, bf, wcont;
+    int64_t kp = (K + 1) / 2, m8;
     adm_status st = ADM_OK;
 
     ADM_TRY(adm_o_need_narrow(x, adm_op_name(c->op), adm_op_input_name(c->op, 0)));
@@ -105,29 +280,51 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         if (NT < 1) NT = 1;
     }
     xd = malloc(sizeof *xd * (size_t)(M * K + 1));
+    adm_mem_huge(xd, sizeof *xd * (size_t)(M * K + 1));
     nx = malloc(sizeof *nx * (size_t)(M + 1));
     bd = malloc(sizeof *bd * (size_t)(N + 1));
+    bf = c->cond && K > 0 && bf16_cond_usable(x, &wt);
+    wcont = adm_tensor_is_contiguous(&wt);
+    (void)wcont; /* read by the bf16 path only */
+    m8 = (M + 7) / 8 * 8;
     if (c->cond) {
-        xa = malloc(sizeof *xa * (size_t)(M * K + 1));
+        if (bf) xb = calloc((size_t)(m8 * kp), sizeof *xb);
+        else xa = malloc(sizeof *xa * (size_t)(M * K + 1));
         ex = malloc(sizeof *ex * (size_t)(M + 1));
     }
-    if (!xd || !nx || !bd || (c->cond && (!xa || !ex))) {
+    if (!xd || !nx || !bd || (c->cond && (!(xa || xb) || !ex))) {
         st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
         goto done;
     }
     adm_o_rows(x, K, 0, M, xd);
     row_norms(xd, M, K, nx, c->threads);
-    if (c->cond) abs_scaled_rows(xd, M, K, xa, ex);
+#ifdef ADM_BF16_COND
+    if (bf) {
+        unsigned char *uh = malloc((size_t)M + 1);
+        if (!uh) {
+            st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
+            goto done;
+        }
+        abs_scaled_pairs(xd, adm_tensor_is_contiguous(x) ? (const uint16_t *)x->data + x->offset : NULL, M, K, kp,
+                         BF_MR, xb, ex, uh);
+        free(uh);
+    }
+#endif
+    if (c->cond && !bf) abs_scaled_rows(xd, M, K, xa, ex);
     for (int64_t j = 0; j < N; j++) bd[j] = bias ? adm_tensor_get(bias, j) : 0.0;
     prev_threads = openblas_get_num_threads();
     openblas_set_num_threads(1);
 #pragma omp parallel num_threads(c->threads)
     {
         double *wd = malloc(sizeof *wd * (size_t)(NT * K + 1)), *nw = malloc(sizeof *nw * (size_t)(NT + 1));
-        float *wa = c->cond ? malloc(sizeof *wa * (size_t)(NT * K + 1)) : NULL;
+        int64_t np = (NT + 47) / 48; /* panels of 48 rows of w for the bf16 path */
+        float *wa = c->cond && !bf ? malloc(sizeof *wa * (size_t)(NT * K + 1)) : NULL;
+        uint32_t *wb = bf ? malloc(sizeof *wb * (size_t)(np * 48 * kp)) : NULL;
         float *ct = c->cond ? malloc(sizeof *ct * (size_t)(COND_ROWS * NT + 1)) : NULL;
+        float *cp = bf ? malloc(sizeof *cp * COND_ROWS * 48) : NULL;
         int *ew = c->cond ? malloc(sizeof *ew * (size_t)(NT + 1)) : NULL;
-        int ok = wd && nw && (!c->cond || (wa && ct && ew));
+        unsigned char *uw = bf ? malloc((size_t)NT + 1) : NULL;
+        int ok = wd && nw && (!c->cond || ((wa || (wb && cp && uw)) && ct && ew));
         adm_fpenv fe;
         adm_fpenv_enter(&fe);
         if (!ok) {
@@ -140,19 +337,29 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
             if (!ok) continue;
             adm_o_rows(&wt, K, n0, n0 + nt, wd);
             row_norms(wd, nt, K, nw, 1);
-            if (c->cond) abs_scaled_rows(wd, nt, K, wa, ew);
+#ifdef ADM_BF16_COND
+            if (bf) {
+                memset(wb + (nt - 1) / BF_NR * kp * BF_NR, 0, sizeof *wb * (size_t)(kp * BF_NR)); /* padding rows */
+                abs_scaled_pairs(wd, wcont ? (const uint16_t *)wt.data + wt.offset + n0 * K : NULL, nt, K, kp,
+                                 BF_NR, wb, ew, uw);
+            }
+#endif
+            if (c->cond && !bf) abs_scaled_rows(wd, nt, K, wa, ew);
             if (K > 0)
                 cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)nt, (int)K, 1.0, xd, (int)K, wd,
                             (int)K, 0.0, val + n0, (int)N);
             for (int64_t i0 = 0; i0 < M; i0 += COND_ROWS) {
                 int64_t mb = M - i0 < COND_ROWS ? M - i0 : COND_ROWS;
-                if (c->cond && K > 0)
+#ifdef ADM_BF16_COND
+                if (bf) bf16_cond_tile(xb, wb, kp, i0, mb, nt, ct, cp);
+#endif
+                if (c->cond && K > 0 && !bf)
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mb, (int)nt, (int)K, 1.0f, xa + i0 * K,
                                 (int)K, wa, (int)K, 0.0f, ct, (int)nt);
                 for (int64_t i = i0; i < i0 + mb; i++) {
                     for (int64_t j = n0; j < n0 + nt; j++) {
                         double v = K > 0 ? val[i * N + j] : 0.0, b = adm_mul_up(adm_mul_up(gk, nx[i]), nw[j - n0]), e, cz = 0;
-                        if (c->cond && K > 0) cz = ldexp((double)ct[(i - i0) * nt + (j - n0)], ex[i] + ew[j - n0]);
+                        if (c->cond && K > 0) cz = pow2_scale((double)ct[(i - i0) * nt + (j - n0)], ex[i] + ew[j - n0]);
                         if (bias) {
                             v += bd[j];
                             b = adm_add_up(b, adm_mul_up(ADM_U, fabs(v)));
@@ -177,6 +384,9 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         free(wd);
         free(nw);
         free(wa);
+        free(wb);
+        free(cp);
+        free(uw);
         free(ct);
         free(ew);
     }
@@ -187,6 +397,7 @@ done:
     free(nx);
     free(bd);
     free(xa);
+    free(xb);
     free(ex);
     return st;
 }

@@ -3,6 +3,7 @@
 #include "adm_env.h"
 #include "adm_fpenv.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -98,10 +99,10 @@ adm_status adm_oracle_create(const adm_oracle_config *cfg, adm_oracle **out)
     o = calloc(1, sizeof *o);
     if (!o) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     o->cfg = *cfg;
-    if (o->cfg.threads == 0) {
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        o->cfg.threads = n > 0 ? (int)n : 1;
-    }
+    /* OpenMP's default for the calling thread: OMP_NUM_THREADS, else the
+     * cores this process may run on; a process that shares a machine (an
+     * MPI rank) takes its share with omp_set_num_threads */
+    if (o->cfg.threads == 0) o->cfg.threads = omp_get_max_threads() > 0 ? omp_get_max_threads() : 1;
     *out = o;
     return ADM_OK;
 }

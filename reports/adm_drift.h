@@ -176,9 +176,13 @@ typedef struct adm_drift_pair {
     adm_drift_metrics m;
     int evaluated;
     int inside_band;          /* TIER: psnr >= the band's */
+    /* TIER with a band: PSNR minus the band's edge (the band's PSNR less
+     * the tolerance), dB: >= 0 inside the band; NaN otherwise */
+    double margin;
     int above_floors;
     int passed;
-    char why[320];            /* one sentence when it failed, or a note */
+    char why[320];            /* whole sentences when it failed, or a note ("Note: ..."); "" when neither */
+    int given;                /* m was measured elsewhere (adm_drift_set_metrics) */
 } adm_drift_pair;
 
 typedef struct adm_drift_growth {
@@ -271,6 +275,23 @@ ADM_API int adm_drift_growth_count(const adm_drift *d);
 ADM_API const adm_drift_growth *adm_drift_growth_at(const adm_drift *d, int i);
 ADM_API adm_tier adm_drift_growth_claim(const adm_drift *d, int i);
 
+/* Comparing pairs elsewhere (admit-kernel drift under MPI: another
+ * process reads the two arms' files again and compares them). An arm read
+ * from files: 1, with its source text and HDF5 layout (NULL: by rank) as
+ * adm_image_load takes them; 0 for an arm added in memory. */
+ADM_API int adm_drift_arm_files(const adm_drift *d, int i, const char **source, const char **layout);
+/* The data range pair i is compared at (--data-range, else its arms'),
+ * or the error adm_drift_evaluate would give. */
+ADM_API adm_status adm_drift_pair_range(const adm_drift *d, int i, double *range);
+/* ADM_ERR_SHAPE when the pairs compare more than ADM_DRIFT_MAX_COMPARED
+ * values together (adm_drift_evaluate's first check). */
+ADM_API adm_status adm_drift_check_compared(const adm_drift *d);
+/* Pair i's metrics as adm_drift_compare gave them elsewhere, on the same
+ * arms at adm_drift_pair_range's range: adm_drift_evaluate takes them
+ * instead of comparing again (the verdicts are then the same, bit for
+ * bit). */
+ADM_API void adm_drift_set_metrics(adm_drift *d, int i, const adm_drift_metrics *m);
+
 /* Computes every pair's metrics and verdict and the growth verdicts;
  * first refuses pairs that together compare more than
  * ADM_DRIFT_MAX_COMPARED values. */
@@ -285,6 +306,21 @@ ADM_API int adm_drift_has_band(const adm_drift *d);
 /* 1 when every control is identical, every tier comparison passes its
  * claim and every growth series passes. */
 ADM_API int adm_drift_passed(const adm_drift *d);
+
+/* The terminal adm_drift_print writes for, as adm_report_set_terminal:
+ * its width (0: ADM_REPORT_DEFAULT_WIDTH) and whether to colour (red only
+ * for a failure). Names are never cut: a row that does not fit puts its
+ * name on a line of its own. */
+ADM_API void adm_drift_set_terminal(adm_drift *d, int width, int color);
+/* Called before each step of a long run: k of n, what (adm_drift_evaluate
+ * calls it before each pair, adm_toy_drift before each run of the toy);
+ * NULL: none. */
+typedef void (*adm_drift_progress_fn)(int k, int n, const char *what, void *user);
+ADM_API void adm_drift_set_progress(adm_drift *d, adm_drift_progress_fn fn, void *user);
+/* The verdict in whole sentences (how many comparisons and growth series
+ * pass), or its headline alone ("pass", "FAIL: 1 of 4 tier comparisons
+ * failing"), at most n bytes. */
+ADM_API void adm_drift_summary_text(const adm_drift *d, int headline_only, char *buf, size_t n);
 
 /* The table; text from the spec or the caller (title, pair names, notes)
  * goes through adm_text_escape, and in Markdown every character Markdown

@@ -82,6 +82,7 @@ void adm_drift_free(adm_drift *d)
     if (!d) return;
     for (int i = 0; i < d->n_arms; i++) {
         free(d->arms[i].name);
+        free(d->arms[i].layout);
         adm_image_free(&d->arms[i].img);
     }
     for (int i = 0; i < d->n_pairs; i++) free(d->pairs[i].name);
@@ -141,6 +142,7 @@ adm_status adm_drift_add_arm(adm_drift *d, const char *name, adm_image *img)
     if (d->n_arms >= ADM_DRIFT_MAX_ARMS)
         return ADM_FAIL(ADM_ERR_INVALID, "arm '%s': more than %d arms (ADM_DRIFT_MAX_ARMS)", name, ADM_DRIFT_MAX_ARMS);
     ADM_TRY(grow((void **)&d->arms, &d->cap_arms, d->n_arms, sizeof *d->arms));
+    memset(&d->arms[d->n_arms], 0, sizeof d->arms[d->n_arms]);
     if (!(d->arms[d->n_arms].name = adm_strdup(name))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     d->arms[d->n_arms].img = *img;
     memset(img, 0, sizeof *img);
@@ -192,7 +194,15 @@ static adm_status load_plans(adm_drift *d, drift_plan *p, int n)
     }
     if (!(imgs = calloc((size_t)n, sizeof *imgs))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
     st = drift_plans_read(p, n, imgs);
-    for (; added < n && st == ADM_OK; added++) st = adm_drift_add_arm(d, p[added].name, &imgs[added]);
+    for (; added < n && st == ADM_OK; added++) {
+        drift_arm *a;
+        if ((st = adm_drift_add_arm(d, p[added].name, &imgs[added])) != ADM_OK) break;
+        /* where it came from, so that another process can read it again
+         * (admit-kernel drift under MPI compares pairs elsewhere) */
+        a = &d->arms[d->n_arms - 1];
+        a->from_files = 1;
+        if (p[added].layout && !(a->layout = adm_strdup(p[added].layout))) st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    }
     for (int i = 0; i < n; i++) adm_image_free(&imgs[i]);
     free(imgs);
     return st;
@@ -746,6 +756,45 @@ static double pair_range(const adm_drift *d, const adm_drift_pair *p, adm_status
     return a->img.data_range;
 }
 
+int adm_drift_arm_files(const adm_drift *d, int i, const char **source, const char **layout)
+{
+    if (i < 0 || i >= d->n_arms || !d->arms[i].from_files || !d->arms[i].img.source) return 0;
+    *source = d->arms[i].img.source;
+    *layout = d->arms[i].layout;
+    return 1;
+}
+
+adm_status adm_drift_pair_range(const adm_drift *d, int i, double *range)
+{
+    adm_status st;
+    *range = pair_range(d, &d->pairs[i], &st);
+    if (st != ADM_OK) adm_error_prefix("pair '%s': ", d->pairs[i].name);
+    return st;
+}
+
+/* The work the pairs ask for, before any of it is done. */
+adm_status adm_drift_check_compared(const adm_drift *d)
+{
+    int64_t max_cmp, cmp = 0;
+    ADM_TRY(env_limit("ADM_DRIFT_MAX_COMPARED", ADM_DRIFT_MAX_COMPARED_DEFAULT, &max_cmp));
+    for (int i = 0; i < d->n_pairs; i++) {
+        cmp += adm_image_numel(&d->arms[d->pairs[i].a].img);
+        if (cmp > max_cmp)
+            return ADM_FAIL(ADM_ERR_SHAPE, "pair '%s': the pairs up to this one compare %lld values, above the "
+                            "limit of %lld (ADM_DRIFT_MAX_COMPARED)", d->pairs[i].name, (long long)cmp,
+                            (long long)max_cmp);
+    }
+    return ADM_OK;
+}
+
+void adm_drift_set_metrics(adm_drift *d, int i, const adm_drift_metrics *m)
+{
+    if (i < 0 || i >= d->n_pairs) return;
+    d->pairs[i].m = *m;
+    d->pairs[i].given = 1;
+    d->evaluated = 0;
+}
+
 ADM_FPENV_BODY
 static adm_status drift_evaluate_body(adm_drift *d)
 {
@@ -757,27 +806,18 @@ static adm_status drift_evaluate_body(adm_drift *d)
     d->has_band = 0;
     d->band_psnr = INFINITY;
     d->band_ssim = 1;
-    {
-        /* the work the pairs ask for, before any of it is done */
-        int64_t max_cmp, cmp = 0;
-        ADM_TRY(env_limit("ADM_DRIFT_MAX_COMPARED", ADM_DRIFT_MAX_COMPARED_DEFAULT, &max_cmp));
-        for (int i = 0; i < d->n_pairs; i++) {
-            cmp += adm_image_numel(&d->arms[d->pairs[i].a].img);
-            if (cmp > max_cmp)
-                return ADM_FAIL(ADM_ERR_SHAPE, "pair '%s': the pairs up to this one compare %lld values, above the "
-                                "limit of %lld (ADM_DRIFT_MAX_COMPARED)", d->pairs[i].name, (long long)cmp,
-                                (long long)max_cmp);
-        }
-    }
+    ADM_TRY(adm_drift_check_compared(d));
     for (int i = 0; i < d->n_pairs; i++) {
         adm_drift_pair *p = &d->pairs[i];
         adm_status st;
         double r = pair_range(d, p, &st);
+        if (d->progress) d->progress(i + 1, d->n_pairs, p->name, d->progress_user);
         if (st != ADM_OK) {
             adm_error_prefix("pair '%s': ", p->name);
             return st;
         }
-        if ((st = adm_drift_compare(&d->arms[p->a].img, &d->arms[p->b].img, r, NULL, &p->m)) != ADM_OK) {
+        /* metrics measured elsewhere (adm_drift_set_metrics) stand */
+        if (!p->given && (st = adm_drift_compare(&d->arms[p->a].img, &d->arms[p->b].img, r, NULL, &p->m)) != ADM_OK) {
             adm_error_prefix("pair '%s': ", p->name);
             return st;
         }
@@ -791,46 +831,56 @@ static adm_status drift_evaluate_body(adm_drift *d)
     for (int i = 0; i < d->n_pairs; i++) {
         adm_drift_pair *p = &d->pairs[i];
         char fl[160] = "";
-        p->above_floors = p->m.psnr >= d->use_psnr && p->m.ssim >= d->use_ssim;
-        if (!p->above_floors)
-            snprintf(fl, sizeof fl, "below the floors (PSNR %.2f dB < %g or SSIM %.4f < %g)", p->m.psnr, d->use_psnr,
+        int psnr_ok = p->m.psnr >= d->use_psnr, ssim_ok = p->m.ssim >= d->use_ssim;
+        p->above_floors = psnr_ok && ssim_ok;
+        /* a clause: which floor, by how much */
+        if (!psnr_ok && !ssim_ok)
+            snprintf(fl, sizeof fl, "below the floors, PSNR %.2f dB < %g dB and SSIM %.4f < %g", p->m.psnr, d->use_psnr,
                      p->m.ssim, d->use_ssim);
+        else if (!psnr_ok)
+            snprintf(fl, sizeof fl, "below the floors, PSNR %.2f dB < %g dB", p->m.psnr, d->use_psnr);
+        else if (!ssim_ok)
+            snprintf(fl, sizeof fl, "below the floors, SSIM %.4f < %g", p->m.ssim, d->use_ssim);
+        p->margin = NAN;
         p->why[0] = '\0';
         switch (p->role) {
         case ADM_DRIFT_CONTROL:
             p->inside_band = 1;
             p->passed = p->m.identical;
             if (!p->passed)
-                snprintf(p->why, sizeof p->why, "the control is not bit-identical (max |difference| %g): the runs are "
-                         "not deterministic, so no drift below this is meaningful", p->m.max_abs);
+                snprintf(p->why, sizeof p->why, "The control is not bit-identical (max |difference| %g): the runs are "
+                         "not deterministic, so no drift below this is meaningful.", p->m.max_abs);
             break;
         case ADM_DRIFT_BAND:
             p->inside_band = 1;
             p->passed = 1;
             if (!p->above_floors)
-                snprintf(p->why, sizeof p->why, "note: the reference path itself is %s", fl);
+                snprintf(p->why, sizeof p->why, "Note: the reference path itself is %s.", fl);
             break;
         case ADM_DRIFT_TIER:
             p->inside_band = !d->has_band || p->m.psnr >= d->band_psnr - d->band_tol;
+            if (d->has_band) p->margin = p->m.psnr - (d->band_psnr - d->band_tol);
             if (p->claim == ADM_TIER_LOSSLESS) {
                 p->passed = p->inside_band && p->above_floors;
                 if (!p->inside_band)
-                    snprintf(p->why, sizeof p->why, "outside the band: %.2f dB < the band's %.2f dB%s%s%s", p->m.psnr,
-                             d->band_psnr - d->band_tol, d->band_tol > 0 ? " (with the tolerance)" : "",
-                             p->above_floors ? "" : "; ", fl);
+                    snprintf(p->why, sizeof p->why, "It lies outside the band: %.2f dB, %.2f dB below the band's %.2f "
+                             "dB%s.%s%s%s", p->m.psnr, -p->margin, d->band_psnr - d->band_tol,
+                             d->band_tol > 0 ? " (with the tolerance)" : "", p->above_floors ? "" : " It is also ", fl,
+                             p->above_floors ? "" : ".");
                 else if (!p->above_floors)
-                    snprintf(p->why, sizeof p->why, "%s", fl);
+                    snprintf(p->why, sizeof p->why, "It is %s.", fl);
                 else if (!d->has_band)
-                    snprintf(p->why, sizeof p->why, "note: no band pair given: judged on the floors alone");
+                    snprintf(p->why, sizeof p->why, "Note: no band pair was given, so it is judged on the floors alone.");
                 else if (p->m.psnr < d->band_psnr)
-                    snprintf(p->why, sizeof p->why, "note: %.2f dB below the band, within the tolerance of %.2f dB",
+                    snprintf(p->why, sizeof p->why, "Note: %.2f dB below the band, within the tolerance of %.2f dB.",
                              d->band_psnr - p->m.psnr, d->band_tol);
             } else {
                 p->passed = p->above_floors;
-                if (!p->above_floors) snprintf(p->why, sizeof p->why, "%s", fl);
+                if (!p->above_floors) snprintf(p->why, sizeof p->why, "It is %s.", fl);
                 else if (!p->inside_band)
-                    snprintf(p->why, sizeof p->why, "note: outside the band (%.2f dB < %.2f dB), as a high tier may be",
-                             p->m.psnr, d->band_psnr);
+                    snprintf(p->why, sizeof p->why, "Note: at %.2f dB it lies %.2f dB below the band's %.2f dB, as a "
+                             "high tier may: a high tier is judged on the floors alone.", p->m.psnr, -p->margin,
+                             d->band_psnr - d->band_tol);
             }
             break;
         }
@@ -852,14 +902,14 @@ static adm_status drift_evaluate_body(adm_drift *d)
             if (g->n == r->n && r->err[r->n - 1] > 0) g->ratio_last = g->err[g->n - 1] / r->err[r->n - 1];
             if (d->growth_claim[i] == ADM_TIER_HIGH) {
                 if (g->excess > ADM_DRIFT_GROWTH_SLACK)
-                    snprintf(g->why, sizeof g->why, "note: compounds faster than the reference (exponent %+.2f), "
-                             "reported only for a high tier", g->excess);
+                    snprintf(g->why, sizeof g->why, "Note: it compounds faster than the reference path (exponent "
+                             "%+.2f), which is reported, not judged, for a high tier.", g->excess);
                 continue;
             }
             if (!(g->excess <= ADM_DRIFT_GROWTH_SLACK)) {
                 g->passed = 0;
-                snprintf(g->why, sizeof g->why, "compounds faster than the reference path: error ~ depth^%.2f against "
-                         "depth^%.2f (excess %.2f > %.2f), as a biased rounding does",
+                snprintf(g->why, sizeof g->why, "It compounds faster than the reference path: error ~ depth^%.2f "
+                         "against depth^%.2f (excess %.2f > %.2f), as a biased rounding does.",
                          g->exponent, g->exponent - g->excess, g->excess, ADM_DRIFT_GROWTH_SLACK);
             }
         }
@@ -901,7 +951,7 @@ int adm_drift_passed(const adm_drift *d)
 
 /* ---------------------------------------------------------------- terminal and Markdown */
 
-static const char *pair_verdict(const adm_drift *d, const adm_drift_pair *p)
+const char *drift_pair_verdict(const adm_drift *d, const adm_drift_pair *p)
 {
     switch (p->role) {
     case ADM_DRIFT_CONTROL: return p->passed ? "bit-identical" : "FAIL: not identical";
@@ -932,13 +982,6 @@ static void put_text(FILE *f, const char *fmt, const char *s)
     free(e);
 }
 
-/* At most width bytes of escaped text, cut at a character. */
-static const char *column(const char *s, char *buf, size_t width)
-{
-    adm_text_escape(buf, width + 1, s);
-    return buf;
-}
-
 static void header_line(const adm_drift *d, FILE *f)
 {
     put_text(f, "%s\n", d->title);
@@ -948,38 +991,175 @@ static void header_line(const adm_drift *d, FILE *f)
     }
 }
 
-void adm_drift_print(const adm_drift *d, FILE *f)
+void adm_drift_set_terminal(adm_drift *d, int width, int color)
 {
-    char db[32], bdb[32], c1[48], c2[32];
-    header_line(d, f);
-    fprintf(f, "%-44s %-12s %10s %9s %10s %9s  %s\n", "comparison", "claim", "PSNR", "SSIM", "MAD", "max", "verdict");
+    d->width = width > 0 ? width : 0;
+    d->color = color != 0;
+}
+
+void adm_drift_set_progress(adm_drift *d, adm_drift_progress_fn fn, void *user)
+{
+    d->progress = fn;
+    d->progress_user = user;
+}
+
+void adm_drift_summary_text(const adm_drift *d, int headline_only, char *buf, size_t n)
+{
+    int nc = 0, fc = 0, nt = 0, ft = 0, inside = 0, ng = 0, fg = 0;
+    size_t used = 0;
+#define PUT(...) (used += used < n ? (size_t)snprintf(buf + used, n - used, __VA_ARGS__) : 0)
+    if (n == 0) return;
+    buf[0] = '\0';
     for (int i = 0; i < d->n_pairs; i++) {
         const adm_drift_pair *p = &d->pairs[i];
-        fprintf(f, "%-44s %-12s %7s dB %9.6f %10.4g %9.4g  %s\n", column(p->name, c1, 44),
+        if (p->role == ADM_DRIFT_CONTROL) {
+            nc++;
+            fc += !p->passed;
+        } else if (p->role == ADM_DRIFT_TIER) {
+            nt++;
+            ft += !p->passed;
+            inside += p->inside_band;
+        }
+    }
+    for (int i = 0; i < d->n_growth; i++) {
+        if (d->growth[i].reference) continue;
+        ng++;
+        fg += !d->growth[i].passed;
+    }
+    if (headline_only) {
+        if (!d->evaluated) PUT("not evaluated");
+        else if (adm_drift_passed(d)) PUT("pass");
+        else {
+            PUT("FAIL:");
+            if (fc) PUT(" %d of %d control%s not identical%s", fc, nc, nc == 1 ? "" : "s", ft || fg ? "," : "");
+            if (ft) PUT(" %d of %d tier comparison%s failing%s", ft, nt, nt == 1 ? "" : "s", fg ? "," : "");
+            if (fg) PUT(" %d of %d growth series compounding too fast", fg, ng);
+        }
+        return;
+    }
+    PUT("%d comparison%s: %d of %d tier comparison%s pass (%d inside the band)", d->n_pairs, d->n_pairs == 1 ? "" : "s",
+        nt - ft, nt, nt == 1 ? "" : "s", inside);
+    if (nc) PUT(", %d of %d control%s bit-identical", nc - fc, nc, nc == 1 ? " is" : "s are");
+    if (ng) PUT("; %d of %d growth series compound no faster than the reference path", ng - fg, ng);
+    PUT(". %s", adm_drift_passed(d) ? "Every check passes." : "The gate fails.");
+#undef PUT
+}
+
+/* A dB figure for a cell: "inf dB", "54.42 dB", "+0.22 dB", "-" (NaN). */
+static const char *db_cell(double x, int sign, char *buf, size_t n)
+{
+    if (isnan(x)) snprintf(buf, n, "-");
+    else if (isinf(x)) snprintf(buf, n, "%sinf dB", x < 0 ? "-" : sign ? "+" : "");
+    else snprintf(buf, n, sign ? "%+.2f dB" : "%.2f dB", x);
+    return buf;
+}
+
+/* The verdict's colour: red only for a failure, green for a pass of a
+ * control or a tier comparison, none for the rest (the band, a note). */
+static const char *verdict_sgr(const adm_drift *d, const adm_drift_pair *p)
+{
+    if (!p->passed) return adm_sgr(d->color, ADM_SGR_RED);
+    if (p->role == ADM_DRIFT_BAND || (p->role == ADM_DRIFT_TIER && !p->inside_band)) return "";
+    return adm_sgr(d->color, ADM_SGR_GREEN);
+}
+
+#define PAIR_TAIL 61 /* claim .. max, with their spaces, and two before the verdict */
+
+void adm_drift_print(const adm_drift *d, FILE *f)
+{
+    const int width = d->width ? d->width : ADM_REPORT_DEFAULT_WIDTH;
+    char db[32], mg[32], bdb[32], t[1024];
+    int wn = 10, wv = 7, one_line, wg = 5, wt = 4, g_one;
+    header_line(d, f);
+    for (int i = 0; i < d->n_pairs; i++) {
+        char *e = escaped(d->pairs[i].name);
+        if (e && adm_text_cols(e) > wn) wn = adm_text_cols(e);
+        free(e);
+        if ((int)strlen(drift_pair_verdict(d, &d->pairs[i])) > wv) wv = (int)strlen(drift_pair_verdict(d, &d->pairs[i]));
+    }
+    /* one line a pair when it fits, else the name on a line of its own:
+     * a name is never cut */
+    one_line = wn + PAIR_TAIL + wv <= width;
+    if (one_line) adm_text_pad(f, "comparison", wn);
+    else fputs("comparison\n   ", f);
+    fprintf(f, " %-8s %9s %9s %8s %10s %9s  %s\n", "claim", "PSNR", "margin", "SSIM", "MAD", "max", "verdict");
+    for (int i = 0; i < d->n_pairs; i++) {
+        const adm_drift_pair *p = &d->pairs[i];
+        const char *sgr = verdict_sgr(d, p);
+        char *e = escaped(p->name);
+        if (one_line) adm_text_pad(f, e ? e : "(out of memory)", wn);
+        else fprintf(f, "%s\n   ", e ? e : "(out of memory)");
+        free(e);
+        fprintf(f, " %-8s %9s %9s %8.6f %10.4g %9.4g  %s%s%s\n",
                 p->role == ADM_DRIFT_TIER ? adm_tier_name(p->claim) : adm_drift_role_name(p->role),
-                drift_db(p->m.psnr, db, sizeof db), p->m.ssim, p->m.mad, p->m.max_abs, pair_verdict(d, p));
-        if (p->why[0]) put_text(f, "                                             %s\n", p->why);
+                db_cell(p->m.psnr, 0, db, sizeof db), db_cell(p->margin, 1, mg, sizeof mg), p->m.ssim, p->m.mad,
+                p->m.max_abs, sgr, drift_pair_verdict(d, p), *sgr ? ADM_SGR_RESET : "");
+        if (p->why[0]) {
+            char *w = escaped(p->why);
+            adm_text_wrap(f, "   ", 4, width, w ? w : "(out of memory)");
+            free(w);
+        }
     }
     if (d->has_band)
         fprintf(f, "band: %s dB (SSIM %.6f); ", drift_db(d->band_psnr, bdb, sizeof bdb), d->band_ssim);
     else
         fprintf(f, "no band pair; ");
     if (d->band_tol > 0) fprintf(f, "band tolerance %.2f dB; ", d->band_tol);
-    fprintf(f, "floors: PSNR %g dB, SSIM %g (%s)\n", d->use_psnr, d->use_ssim, d->is_video ? "video" : "image");
+    fprintf(f, "floors: PSNR %g dB, SSIM %g (%s); margin: PSNR above the band's edge\n", d->use_psnr, d->use_ssim,
+            d->is_video ? "video" : "image");
     if (d->n_growth) {
+        for (int i = 0; i < d->n_growth; i++) {
+            char *a = escaped(d->growth[i].group), *b = escaped(d->growth[i].name);
+            if (a && adm_text_cols(a) > wg) wg = adm_text_cols(a);
+            if (b && adm_text_cols(b) > wt) wt = adm_text_cols(b);
+            free(a);
+            free(b);
+        }
+        g_one = wg + 1 + wt + 8 * 2 + 13 * 2 + 2 + 9 <= width;
         fprintf(f, "\nerror growth with depth against the fp64 run (relative RMS error ~ depth^a):\n");
-        fprintf(f, "%-8s %-28s %8s %8s %12s %12s  %s\n", "depth", "tier", "a", "excess", "err (last)", "x reference",
-                "verdict");
+        if (g_one) {
+            adm_text_pad(f, "depth", wg);
+            fputc(' ', f);
+            adm_text_pad(f, "tier", wt);
+        } else {
+            fputs("depth  tier\n   ", f);
+        }
+        fprintf(f, " %8s %8s %12s %12s  %s\n", "a", "excess", "err (last)", "x reference", "verdict");
         for (int i = 0; i < d->n_growth; i++) {
             const adm_drift_growth *g = &d->growth[i];
-            fprintf(f, "%-8s %-28s %8.3f %+8.3f %12.3g %12.3g  %s\n", column(g->group, c2, 8), column(g->name, c1, 28),
-                    g->exponent, g->excess, g->err[g->n - 1], g->ratio_last,
-                    g->reference ? "reference" : g->passed ? "pass" : "FAIL");
-            if (g->why[0]) put_text(f, "                                         %s\n", g->why);
+            char *a = escaped(g->group), *b = escaped(g->name), xr[32];
+            const char *sgr = !g->passed ? adm_sgr(d->color, ADM_SGR_RED) : g->reference ? "" : adm_sgr(d->color, ADM_SGR_GREEN);
+            if (g_one) {
+                adm_text_pad(f, a ? a : "?", wg);
+                fputc(' ', f);
+                adm_text_pad(f, b ? b : "?", wt);
+            } else {
+                fprintf(f, "%s  %s\n   ", a ? a : "?", b ? b : "?");
+            }
+            free(a);
+            free(b);
+            if (isfinite(g->ratio_last)) snprintf(xr, sizeof xr, "%.3g", g->ratio_last);
+            else snprintf(xr, sizeof xr, "-");
+            fprintf(f, " %8.3f %+8.3f %12.3g %12s  %s%s%s\n", g->exponent, g->excess, g->err[g->n - 1], xr, sgr,
+                    g->reference ? "reference" : g->passed ? "pass" : "FAIL", *sgr ? ADM_SGR_RESET : "");
+            if (g->why[0]) {
+                char *w = escaped(g->why);
+                adm_text_wrap(f, "   ", 4, width, w ? w : "(out of memory)");
+                free(w);
+            }
         }
     }
-    for (int i = 0; i < d->n_notes; i++) put_text(f, "%s\n", d->notes[i]);
-    fprintf(f, "verdict: %s\n", adm_drift_passed(d) ? "pass" : "FAIL");
+    if (d->n_notes) fputc('\n', f);
+    for (int i = 0; i < d->n_notes; i++) {
+        char *e = escaped(d->notes[i]);
+        adm_text_wrap(f, "-", 2, width, e ? e : "(out of memory)");
+        free(e);
+    }
+    adm_drift_summary_text(d, 0, t, sizeof t);
+    fputc('\n', f);
+    adm_text_wrap(f, "summary:", 9, width, t);
+    fprintf(f, "verdict: %s%s%s\n", adm_sgr(d->color, adm_drift_passed(d) ? ADM_SGR_GREEN : ADM_SGR_RED),
+            adm_drift_passed(d) ? "pass" : "FAIL", adm_sgr(d->color, ADM_SGR_RESET));
 }
 
 /* Markdown: escaped as on the terminal, then every character Markdown
@@ -1001,7 +1181,8 @@ static void put_md(FILE *f, const char *s)
 
 void adm_drift_print_markdown(const adm_drift *d, FILE *f)
 {
-    char db[32];
+    char db[32], mg[32], t[1024];
+    int whys = 0;
     fputs("### ", f);
     put_md(f, d->title);
     fputs("\n\n", f);
@@ -1012,38 +1193,71 @@ void adm_drift_print_markdown(const adm_drift *d, FILE *f)
         put_md(f, d->commit ? d->commit : "-");
         fputs("\n\n", f);
     }
-    fprintf(f, "| comparison | claim | PSNR (dB) | SSIM | MAD | verdict |\n|---|---|---|---|---|---|\n");
+    adm_drift_summary_text(d, 1, t, sizeof t);
+    fprintf(f, "**Verdict: %s**. ", t);
+    adm_drift_summary_text(d, 0, t, sizeof t);
+    fprintf(f, "%s\n\n", t);
+    fprintf(f, "| comparison | claim | PSNR (dB) | margin (dB) | SSIM | MAD | verdict |\n|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < d->n_pairs; i++) {
         const adm_drift_pair *p = &d->pairs[i];
         fputs("| ", f);
         put_md(f, p->name);
-        fprintf(f, " | %s | %s | %.6f | %.4g | %s%s",
+        if (isnan(p->margin)) snprintf(mg, sizeof mg, "-");
+        else snprintf(mg, sizeof mg, "%+.2f", p->margin);
+        fprintf(f, " | %s | %s | %s | %.6f | %.4g | %s%s |\n",
                 p->role == ADM_DRIFT_TIER ? adm_tier_name(p->claim) : adm_drift_role_name(p->role),
-                drift_db(p->m.psnr, db, sizeof db), p->m.ssim, p->m.mad, pair_verdict(d, p), p->why[0] ? ": " : "");
-        put_md(f, p->why);
-        fputs(" |\n", f);
+                drift_db(p->m.psnr, db, sizeof db), mg, p->m.ssim, p->m.mad, drift_pair_verdict(d, p), p->why[0] ? " (*)" : "");
+        whys += p->why[0] != '\0';
     }
     fprintf(f, "\n");
     if (d->has_band) fprintf(f, "Band: **%s dB** (SSIM %.6f). ", drift_db(d->band_psnr, db, sizeof db), d->band_ssim);
     if (d->band_tol > 0) fprintf(f, "Band tolerance: %.2f dB. ", d->band_tol);
-    fprintf(f, "Floors: PSNR %g dB, SSIM %g (%s).\n\n", d->use_psnr, d->use_ssim, d->is_video ? "video" : "image");
+    fprintf(f, "Floors: PSNR %g dB, SSIM %g (%s). The margin is the PSNR above the band's edge.\n\n", d->use_psnr,
+            d->use_ssim, d->is_video ? "video" : "image");
+    if (whys) {
+        fputs("(*) Why:\n\n", f);
+        for (int i = 0; i < d->n_pairs; i++) {
+            if (!d->pairs[i].why[0]) continue;
+            fputs("- ", f);
+            put_md(f, d->pairs[i].name);
+            fputs(": ", f);
+            put_md(f, d->pairs[i].why);
+            fputc('\n', f);
+        }
+        fputc('\n', f);
+    }
     if (d->n_growth) {
         fprintf(f, "| depth | tier | growth exponent | excess | error at the last depth | x reference | verdict |\n"
                    "|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < d->n_growth; i++) {
             const adm_drift_growth *g = &d->growth[i];
+            char xr[32];
+            if (isfinite(g->ratio_last)) snprintf(xr, sizeof xr, "%.3g", g->ratio_last);
+            else snprintf(xr, sizeof xr, "-");
             fputs("| ", f);
             put_md(f, g->group);
             fputs(" | ", f);
             put_md(f, g->name);
-            fprintf(f, " | %.3f | %+.3f | %.3g | %.3g | %s%s", g->exponent, g->excess, g->err[g->n - 1], g->ratio_last,
-                    g->reference ? "reference" : g->passed ? "pass" : "FAIL", g->why[0] ? ": " : "");
-            put_md(f, g->why);
-            fputs(" |\n", f);
+            fprintf(f, " | %.3f | %+.3f | %.3g | %s | %s |\n", g->exponent, g->excess, g->err[g->n - 1], xr,
+                    g->reference ? "reference" : g->passed ? "pass" : "FAIL");
         }
         fprintf(f, "\n");
+        int any = 0;
+        for (int i = 0; i < d->n_growth; i++) {
+            if (!d->growth[i].why[0]) continue;
+            if (!any++) fputs("Why:\n\n", f);
+            fputs("- ", f);
+            put_md(f, d->growth[i].group);
+            fputs(", ", f);
+            put_md(f, d->growth[i].name);
+            fputs(": ", f);
+            put_md(f, d->growth[i].why);
+            fputc('\n', f);
+        }
+        if (any) fputc('\n', f);
     }
     for (int i = 0; i < d->n_notes; i++) {
+        fputs("- ", f);
         put_md(f, d->notes[i]);
         fputc('\n', f);
     }
@@ -1103,6 +1317,7 @@ static json_t *to_json(const adm_drift *d, int with_series)
                                                num(p->m.max_abs), "data_range", num(p->m.data_range), "identical",
                                                p->m.identical, "inside_band", p->inside_band, "above_floors",
                                                p->above_floors, "passed", p->passed, "why", p->why));
+        json_object_set_new(json_array_get(pairs, json_array_size(pairs) - 1), "band_margin", num(p->margin));
     }
     for (int i = 0; i < d->n_growth; i++) {
         const adm_drift_growth *g = &d->growth[i];
@@ -1127,6 +1342,12 @@ static json_t *to_json(const adm_drift *d, int with_series)
     json_object_set_new(root, "growth", growth);
     json_object_set_new(root, "notes", notes);
     json_object_set_new(root, "passed", json_boolean(adm_drift_passed(d)));
+    if (with_series) {
+        char text[1024], head[256];
+        adm_drift_summary_text(d, 1, head, sizeof head);
+        adm_drift_summary_text(d, 0, text, sizeof text);
+        json_object_set_new(root, "summary", json_pack("{s:s,s:s}", "headline", head, "text", text));
+    }
     return root;
 }
 

@@ -1,7 +1,10 @@
-/* The drift report as a page: the table, PSNR per comparison over nights
- * with the band shaded (inline SVG), the arms' images beside a heat map of
- * their difference (PNG files through libpng), and the error growth with
- * depth (inline SVG, log-log). */
+/* The drift report as a page: a verdict banner, the table with each
+ * comparison's margin to the band, each comparison's margin over the runs
+ * of the history (inline SVG; failing points marked), the arms' images
+ * beside a heat map of their difference (PNG files through libpng), and
+ * the error growth with depth (inline SVG, log-log). The stylesheet is
+ * every page's (page_style.c); a series keeps its colour and marker in
+ * every plot of the page. */
 #include "drift_internal.h"
 #include "adm_report.h"
 
@@ -10,9 +13,15 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e",
-                                      "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+/* Series colours: no red (a failure), green (a pass) or purple, which
+ * mean one thing on every page; neighbours in the order differ in hue
+ * (the toy's growth series are 4 to 6); markers differ too, so that
+ * series stay apart where colours are hard to tell. */
+static const char *const palette[] = {"#0969da", "#d4760b", "#24292f", "#54aeff", "#8a4600",
+                                      "#0598bc", "#6e7781", "#9a6700"};
 #define N_PALETTE ((int)(sizeof palette / sizeof palette[0]))
+#define N_MARKERS 4
+static const char *const marker_glyph[N_MARKERS] = {"&#9679;", "&#9632;", "&#9650;", "&#9670;"};
 
 /* ---------------------------------------------------------------- heat maps */
 
@@ -66,12 +75,68 @@ static void display_span(const adm_image *img, double *lo, double *hi)
     if (!(*hi > *lo)) *hi = *lo + 1;
 }
 
-/* ---------------------------------------------------------------- PSNR over nights */
+/* ---------------------------------------------------------------- series and their colours */
 
-typedef struct night_series {
-    const char *name;
-    double *y;   /* per night; NAN where the comparison is absent */
-} night_series;
+/* Every series of the page by name, in order of first appearance: the
+ * tier comparisons of this run, those only in the history, then the
+ * growth series; a series' index is its colour and marker everywhere. */
+typedef struct series_map {
+    const char *name[64];
+    int n;
+} series_map;
+
+static int series_of(series_map *m, const char *name)
+{
+    for (int i = 0; i < m->n; i++)
+        if (!strcmp(m->name[i], name)) return i;
+    if (m->n == 64) return 63;
+    m->name[m->n] = name;
+    return m->n++;
+}
+
+static const char *series_colour(int i) { return palette[i % N_PALETTE]; }
+
+/* A series' marker at (x, y): circle, square, triangle, diamond. */
+static void put_marker(adm_buf *b, int i, double x, double y, int hollow)
+{
+    const char *c = series_colour(i), *fill = hollow ? "#fff" : c;
+    switch ((i / 1) % N_MARKERS) {
+    case 0: adm_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\" stroke=\"%s\" stroke-width=\"1.5\">",
+                           x, y, fill, c); break;
+    case 1: adm_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"7\" height=\"7\" fill=\"%s\" stroke=\"%s\" "
+                           "stroke-width=\"1.5\">", x - 3.5, y - 3.5, fill, c); break;
+    case 2: adm_buf_printf(b, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\" stroke=\"%s\" "
+                           "stroke-width=\"1.5\">", x, y - 4.5, x - 4.5, y + 3.5, x + 4.5, y + 3.5, fill, c); break;
+    default: adm_buf_printf(b, "<polygon points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\" fill=\"%s\" stroke=\"%s\" "
+                            "stroke-width=\"1.5\">", x, y - 5, x + 5, y, x, y + 5, x - 5, y, fill, c); break;
+    }
+}
+
+static const char *marker_end(int i)
+{
+    switch (i % N_MARKERS) {
+    case 0: return "</circle>";
+    case 1: return "</rect>";
+    default: return "</polygon>";
+    }
+}
+
+static void put_legend_item(adm_buf *b, int i, const char *name, const char *extra)
+{
+    adm_buf_printf(b, "<li><span style=\"color:%s\">%s</span> ", series_colour(i), marker_glyph[i % N_MARKERS]);
+    adm_buf_xml(b, name);
+    if (extra) adm_buf_puts(b, extra);
+    adm_buf_puts(b, "</li>");
+}
+
+/* Axis ticks at 1, 2 or 5 times a power of ten, about five of them. */
+static double nice_step(double span)
+{
+    double raw = span / 5, p = pow(10, floor(log10(raw))), f = raw / p;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+/* ---------------------------------------------------------------- the margin over the runs */
 
 static double row_psnr(json_t *v)
 {
@@ -79,159 +144,183 @@ static double row_psnr(json_t *v)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void svg_history(adm_buf *b, const adm_drift *d, json_t *rows)
+/* Each tier comparison of one claim (lossless: its margin to the band,
+ * the band's PSNR less the tolerance; high: to the PSNR floor, which is
+ * what a high tier is judged on), one point per run of the history; a
+ * failing point ringed in red. Returns the number of points drawn. */
+#define MP_H 250
+static int svg_margins(adm_buf *b, series_map *sm, json_t *rows, int high)
 {
-    const int W = 1000, H = 340, L = 60, R = 340, T = 20, B = 50;
-    const int pw = W - L - R, ph = H - T - B;
-    size_t nn = json_array_size(rows), i;
-    int ns = 0;
-    night_series s[32];
-    double *band = calloc(nn ? nn : 1, sizeof *band), lo = INFINITY, hi = -INFINITY;
-    json_t *row;
-    if (!band) {
-        b->oom = 1;
-        return;
-    }
-    /* the tier comparisons by name, in order of first appearance */
-    json_array_foreach(rows, i, row) {
-        size_t k;
-        json_t *p, *bd = json_object_get(row, "band");
-        band[i] = json_is_object(bd) ? row_psnr(json_object_get(bd, "psnr")) : NAN;
-        if (json_is_object(bd) && json_is_number(json_object_get(bd, "tolerance")))
-            band[i] -= json_number_value(json_object_get(bd, "tolerance"));
+    const int L = 52, R = 12, T = 12, B = 62, pw = 360 - L - R, ph = MP_H - T - B;
+    size_t nn = json_array_size(rows), q, k;
+    double lo = 0, hi = 0, step;
+    int used[64] = {0}, ns = 0, points = 0, any_fail = 0, any_ident = 0;
+    json_t *row, *p;
+    /* the range, and which series appear */
+    json_array_foreach(rows, q, row) {
+        json_t *bd = json_object_get(row, "band"), *fl = json_object_get(row, "floors");
+        double edge = high ? row_psnr(json_object_get(fl, "psnr"))
+                           : row_psnr(json_object_get(bd, "psnr")) - (json_is_number(json_object_get(bd, "tolerance"))
+                                                                         ? json_number_value(json_object_get(bd, "tolerance"))
+                                                                         : 0);
         json_array_foreach(json_object_get(row, "pairs"), k, p) {
-            const char *name = json_string_value(json_object_get(p, "name"));
-            const char *role = json_string_value(json_object_get(p, "role"));
-            int j;
-            double y = row_psnr(json_object_get(p, "psnr"));
-            if (!name || !role || strcmp(role, "tier")) continue;
-            for (j = 0; j < ns; j++)
-                if (!strcmp(s[j].name, name)) break;
-            if (j == ns) {
-                if (ns == 32) continue;
-                s[ns].name = name;
-                s[ns].y = malloc(sizeof(double) * nn);
-                if (!s[ns].y) {
-                    b->oom = 1;
-                    goto out;
-                }
-                for (size_t q = 0; q < nn; q++) s[ns].y[q] = NAN;
-                ns++;
+            const char *name = json_string_value(json_object_get(p, "name")), *role, *claim;
+            double y;
+            role = json_string_value(json_object_get(p, "role"));
+            claim = json_string_value(json_object_get(p, "claim"));
+            if (!name || !role || !claim || strcmp(role, "tier") || strcmp(claim, high ? "high" : "lossless")) continue;
+            y = row_psnr(json_object_get(p, "psnr")) - edge;
+            if (isnan(y)) continue;
+            used[series_of(sm, name)] = 1;
+            points++;
+            if (isfinite(y)) {
+                lo = fmin(lo, y);
+                hi = fmax(hi, y);
             }
-            s[j].y[i] = y;
         }
     }
-    for (size_t q = 0; q < nn; q++) {
-        if (isfinite(band[q])) {
-            lo = fmin(lo, band[q]);
-            hi = fmax(hi, band[q]);
-        }
-        for (int j = 0; j < ns; j++)
-            if (isfinite(s[j].y[q])) {
-                lo = fmin(lo, s[j].y[q]);
-                hi = fmax(hi, s[j].y[q]);
-            }
-    }
-    lo = fmin(lo, d->use_psnr);
-    hi = fmax(hi, d->use_psnr);
-    lo = floor((lo - 2) / 5) * 5;
-    hi = ceil((hi + 4) / 5) * 5;
+    if (!points) return 0;
+    for (int i = 0; i < sm->n; i++) ns += used[i];
     {
-#define X(q) (L + (nn > 1 ? (double)(q) * pw / (double)(nn - 1) : pw / 2.0))
+        double pad = fmax(0.08 * (hi - lo), 0.05);
+        lo -= pad;
+        hi += pad;
+        step = nice_step(hi - lo);
+        lo = floor(lo / step) * step;
+        hi = ceil(hi / step) * step;
+    }
+#define X(q) (L + (nn > 1 ? ((double)(q) + 0.5) * pw / (double)nn : pw / 2.0))
 #define Y(v) (T + ph - ((isinf(v) ? hi : (v)) - lo) * ph / (hi - lo))
-        adm_buf_printf(b, "<svg class=\"plot\" width=\"%d\" height=\"%d\" role=\"img\" viewBox=\"0 0 %d %d\">"
-                     "<title>PSNR per comparison over nights; the band shaded</title>\n", W, H, W, H);
-        adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#888\"/>\n", L, T, pw,
-                     ph);
-        /* the band: the region of PSNR at least the band's (inside it) */
-        {
-            int any = 0;
-            for (size_t q = 0; q < nn; q++) any |= isfinite(band[q]) || isinf(band[q]);
-            if (any) {
-                adm_buf_printf(b, "<polygon fill=\"#cfe8cf\" stroke=\"#5a9a5a\" stroke-width=\"1.5\" points=\"");
-                if (nn == 1) {
-                    adm_buf_printf(b, "%d,%.1f %d,%.1f %d,%d %d,%d", L, Y(band[0]), L + pw, Y(band[0]), L + pw, T, L, T);
-                } else {
-                    for (size_t q = 0; q < nn; q++)
-                        adm_buf_printf(b, "%.1f,%.1f ", X(q), Y(isnan(band[q]) ? hi : band[q]));
-                    adm_buf_printf(b, "%.1f,%d %.1f,%d", X(nn - 1), T, X(0), T);
+    adm_buf_printf(b, "<figure class=\"plot\"><svg viewBox=\"0 0 360 %d\" width=\"360\" height=\"%d\" role=\"img\" "
+                   "font-size=\"12\" font-family=\"system-ui,sans-serif\"><title>%s comparisons: PSNR margin to the %s "
+                   "over the runs, dB</title>", MP_H, MP_H, high ? "High-tier" : "Lossless", high ? "floor" : "band");
+    /* the failing side tinted: below the edge */
+    adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#8c959f\"/>", L, T, pw, ph);
+    if (lo < 0)
+        adm_buf_printf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#ffebe9\"/>", L + 1, Y(0.0), pw - 1,
+                       T + ph - Y(0.0) - 0.5);
+    for (double v = lo; v <= hi + step / 1000; v += step) {
+        double vv = fabs(v) < step / 1000 ? 0 : v;
+        adm_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eaeef2\"/><text x=\"%d\" y=\"%.1f\" "
+                       "text-anchor=\"end\">%s%g</text>", L, L + pw, Y(vv), Y(vv), L - 4, Y(vv) + 4,
+                       vv > 0 ? "+" : vv < 0 ? "&#8722;" : "", fabs(vv));
+    }
+    adm_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#24292f\" stroke-width=\"1.5\"/>"
+                   "<text x=\"%d\" y=\"%.1f\" fill=\"#24292f\">%s</text>", L, L + pw, Y(0.0), Y(0.0),
+                   L + 4, Y(0.0) + (Y(0.0) + 16 < T + ph ? 14 : -5), high ? "the PSNR floor" : "the band's edge");
+    adm_buf_printf(b, "<text x=\"12\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">margin (dB), "
+                   "above is better</text>", T + ph / 2, T + ph / 2);
+    /* the runs: at most five labelled, each its date and commit */
+    {
+        size_t lab = nn > 5 ? (nn + 4) / 5 : 1;
+        json_array_foreach(rows, q, row) {
+            const char *date = json_string_value(json_object_get(row, "date"));
+            const char *commit = json_string_value(json_object_get(row, "commit"));
+            size_t again = 0, q2;
+            json_t *r2;
+            if ((nn - 1 - q) % lab) continue; /* the latest run always labelled */
+            /* a rerun of one date and commit: its ordinal, so that no two labels read alike */
+            json_array_foreach(rows, q2, r2) {
+                const char *d2 = json_string_value(json_object_get(r2, "date"));
+                const char *c2 = json_string_value(json_object_get(r2, "commit"));
+                if (q2 >= q) break;
+                again += d2 && date && !strcmp(d2, date) && ((!c2 && !commit) || (c2 && commit && !strcmp(c2, commit)));
+            }
+            adm_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", X(q), T + ph + 15);
+            adm_buf_xml(b, date ? (strlen(date) == 10 ? date + 5 : date) : "?");
+            if (again) adm_buf_printf(b, " (%zu)", again + 1);
+            adm_buf_printf(b, "</text><text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#57606a\">", X(q),
+                           T + ph + 29);
+            {
+                char c[8];
+                snprintf(c, sizeof c, "%.7s", commit ? commit : "-");
+                adm_buf_xml(b, c);
+            }
+            adm_buf_puts(b, "</text>");
+        }
+        adm_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">run (date, commit)</text>", L + pw / 2,
+                       T + ph + 48);
+    }
+    /* each series: a thin line through its runs, a marker per run,
+     * dodged sideways a little so that series at one margin stay apart */
+    for (int j = 0, shown = 0; j < sm->n; j++) {
+        double dx;
+        int open = 0;
+        if (!used[j]) continue;
+        dx = ns > 1 ? (shown - (ns - 1) / 2.0) * fmin(6.0, 0.5 * pw / (double)(nn ? nn : 1) / ns) : 0;
+        shown++;
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1 && open) adm_buf_puts(b, "\"/>");
+            open = 0;
+            json_array_foreach(rows, q, row) {
+                json_t *bd = json_object_get(row, "band"), *fl = json_object_get(row, "floors"), *hit = NULL;
+                double edge = high ? row_psnr(json_object_get(fl, "psnr"))
+                                   : row_psnr(json_object_get(bd, "psnr")) -
+                                         (json_is_number(json_object_get(bd, "tolerance"))
+                                              ? json_number_value(json_object_get(bd, "tolerance")) : 0),
+                       y, psnr;
+                json_array_foreach(json_object_get(row, "pairs"), k, p) {
+                    const char *name = json_string_value(json_object_get(p, "name"));
+                    const char *role = json_string_value(json_object_get(p, "role"));
+                    if (name && role && !strcmp(role, "tier") && !strcmp(name, sm->name[j])) hit = p;
                 }
-                adm_buf_printf(b, "\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"12\" fill=\"#3a7a3a\">inside the TP1/TP2 band"
-                             "</text>\n", L + 6, T + 14);
-            }
-        }
-        /* grid and the y axis */
-        for (double v = lo; v <= hi + 1e-9; v += 5) {
-            adm_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                         "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">%g</text>\n",
-                         L, L + pw, Y(v), Y(v), L - 6, Y(v) + 4, v);
-        }
-        adm_buf_printf(b, "<text x=\"14\" y=\"%d\" font-size=\"12\" transform=\"rotate(-90 14 %d)\" text-anchor=\"middle\">"
-                     "PSNR (dB), higher is closer</text>\n", T + ph / 2, T + ph / 2);
-        /* the floor */
-        adm_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#c00\" stroke-dasharray=\"6 4\"/>"
-                     "<text x=\"%d\" y=\"%.1f\" font-size=\"11\" fill=\"#c00\" text-anchor=\"end\">floor %g dB</text>\n",
-                     L, L + pw, Y(d->use_psnr), Y(d->use_psnr), L + pw - 4, Y(d->use_psnr) - 4, d->use_psnr);
-        /* nights on the x axis: at most about 10 labels */
-        {
-            size_t step = nn > 10 ? (nn + 9) / 10 : 1;
-            json_array_foreach(rows, i, row) {
-                const char *date = json_string_value(json_object_get(row, "date"));
-                if (i % step && i != nn - 1) continue;
-                adm_buf_printf(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">", X(i), T + ph + 16);
-                adm_buf_xml(b, date ? date : "?");
-                adm_buf_puts(b, "</text>\n");
-            }
-            adm_buf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">night</text>\n", L + pw / 2,
-                         T + ph + 36);
-        }
-        /* the comparisons */
-        for (int j = 0; j < ns; j++) {
-            const char *col = palette[j % N_PALETTE];
-            int open = 0;
-            for (size_t q = 0; q < nn; q++) {
-                if (isnan(s[j].y[q])) {
-                    if (open) adm_buf_puts(b, "\"/>\n");
-                    open = 0;
-                    continue;
+                psnr = hit ? row_psnr(json_object_get(hit, "psnr")) : NAN;
+                y = psnr - edge;
+                if (pass == 0) { /* the line */
+                    if (isnan(y) || isinf(y)) {
+                        if (open) adm_buf_puts(b, "\"/>");
+                        open = 0;
+                        continue;
+                    }
+                    if (!open) adm_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.2\" "
+                                              "stroke-opacity=\"0.6\" points=\"", series_colour(j));
+                    adm_buf_printf(b, "%.1f,%.1f ", X(q) + dx, Y(y));
+                    open = 1;
+                } else if (!isnan(y)) { /* the markers, failures ringed */
+                    const char *date = json_string_value(json_object_get(row, "date"));
+                    const char *commit = json_string_value(json_object_get(row, "commit"));
+                    int fail = json_is_false(json_object_get(hit, "passed")), ident = isinf(y);
+                    any_fail |= fail;
+                    any_ident |= ident;
+                    if (fail)
+                        adm_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"8\" fill=\"none\" stroke=\"#cf222e\" "
+                                       "stroke-width=\"2\"/>", X(q) + dx, Y(y));
+                    put_marker(b, j, X(q) + dx, Y(y), ident);
+                    adm_buf_puts(b, "<title>");
+                    adm_buf_xml(b, sm->name[j]);
+                    adm_buf_puts(b, ", ");
+                    adm_buf_xml(b, date ? date : "?");
+                    adm_buf_puts(b, " ");
+                    adm_buf_xml(b, commit ? commit : "");
+                    if (ident) adm_buf_puts(b, ": identical (PSNR inf)");
+                    else adm_buf_printf(b, ": %+.3f dB (PSNR %.2f dB, %s %.2f dB)%s", y, psnr,
+                                        high ? "floor" : "band edge", edge, fail ? ", FAIL" : "");
+                    adm_buf_puts(b, "</title>");
+                    adm_buf_puts(b, marker_end(j));
                 }
-                if (!open) adm_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
-                adm_buf_printf(b, "%.1f,%.1f ", X(q), Y(s[j].y[q]));
-                open = 1;
             }
-            if (open) adm_buf_puts(b, "\"/>\n");
-            for (size_t q = 0; q < nn; q++) {
-                if (isnan(s[j].y[q])) continue;
-                if (isinf(s[j].y[q]))
-                    adm_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\" fill=\"#fff\" stroke=\"%s\" stroke-width=\"2\">"
-                                 "<title>identical (PSNR inf)</title></circle>\n", X(q), Y(s[j].y[q]), col);
-                else
-                    adm_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>%.2f dB</title></circle>\n",
-                                 X(q), Y(s[j].y[q]), col, s[j].y[q]);
-            }
-            adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
-                         "font-size=\"12\">", L + pw + 14, T + 10 + 20 * j, col, L + pw + 34, T + 15 + 20 * j);
-            adm_buf_xml(b, s[j].name);
-            adm_buf_puts(b, "</text>\n");
         }
-        adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"10\" fill=\"#cfe8cf\" stroke=\"#5a9a5a\"/>"
-                     "<text x=\"%d\" y=\"%d\" font-size=\"12\">the band (TP1 vs TP2) and above</text>\n",
-                     L + pw + 14, T + 4 + 20 * ns, L + pw + 34, T + 13 + 20 * ns);
-        adm_buf_puts(b, "</svg>\n");
+    }
+    adm_buf_puts(b, "</svg><ul class=\"legend\">");
+    for (int j = 0; j < sm->n; j++)
+        if (used[j]) put_legend_item(b, j, sm->name[j], NULL);
+    if (any_fail)
+        adm_buf_puts(b, "<li><span style=\"color:#cf222e\">&#9711;</span> failed its claim</li>");
+    if (any_ident) adm_buf_puts(b, "<li>hollow at the top: identical (PSNR inf)</li>");
+    adm_buf_printf(b, "</ul><figcaption>%s comparisons: PSNR above (+) or below (&#8722;) %s, in dB, one point per "
+                   "run.</figcaption></figure>\n", high ? "High-tier" : "Lossless",
+                   high ? "the PSNR floor, which a high tier is judged on" : "the band's edge (its PSNR less the "
+                   "tolerance), which a lossless tier must not fall below");
 #undef X
 #undef Y
-    }
-out:
-    for (int j = 0; j < ns; j++) free(s[j].y);
-    free(band);
+    return points;
 }
 
 /* ---------------------------------------------------------------- growth with depth */
 
-static void svg_growth(adm_buf *b, const adm_drift *d, const char *group)
+static void svg_growth(adm_buf *b, const adm_drift *d, series_map *sm, const char *group)
 {
-    const int W = 1000, H = 380, L = 70, R = 340, T = 20, B = 50;
-    const int pw = W - L - R, ph = H - T - B;
+    const int H = 260, L = 52, R = 12, T = 12, B = 46, pw = 360 - L - R, ph = H - T - B;
     double xlo = INFINITY, xhi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
     const adm_drift_growth *ref = NULL;
     for (int i = 0; i < d->n_growth; i++) {
@@ -251,82 +340,93 @@ static void svg_growth(adm_buf *b, const adm_drift *d, const char *group)
     ylo = pow(10, floor(log10(ylo)));
     yhi = pow(10, ceil(log10(yhi)));
     if (!(yhi > ylo)) yhi = ylo * 10;
-    {
 #define GX(v) (L + (log10(v) - log10(xlo)) * pw / (log10(xhi) - log10(xlo)))
 #define GY(v) (T + ph - (log10(v) - log10(ylo)) * ph / (log10(yhi) - log10(ylo)))
-        adm_buf_printf(b, "<svg class=\"plot\" width=\"%d\" height=\"%d\" role=\"img\" viewBox=\"0 0 %d %d\">"
-                     "<title>relative RMS error against the fp64 run, by depth (log-log)</title>\n", W, H, W, H);
-        adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#888\"/>\n", L, T, pw,
-                     ph);
-        for (double v = ylo; v <= yhi * 1.0001; v *= 10)
-            adm_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/><text x=\"%d\" y=\"%.1f\" "
-                         "font-size=\"11\" text-anchor=\"end\">1e%d</text>\n",
-                         L, L + pw, GY(v), GY(v), L - 6, GY(v) + 4, (int)lround(log10(v)));
-        {
-            static const double ticks[] = {1, 2, 3, 5, 10, 20, 30, 50, 100, 200, 300, 500, 1000};
-            for (size_t k = 0; k < sizeof ticks / sizeof ticks[0]; k++)
-                if (ticks[k] >= xlo && ticks[k] <= xhi)
-                    adm_buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" "
-                                 "y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%g</text>\n",
-                                 GX(ticks[k]), GX(ticks[k]), T, T + ph, GX(ticks[k]), T + ph + 16, ticks[k]);
-        }
-        adm_buf_printf(b, "<text x=\"%d\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">depth: ", L + pw / 2,
-                     T + ph + 36);
-        adm_buf_xml(b, group);
-        adm_buf_puts(b, "</text>\n");
-        adm_buf_printf(b, "<text x=\"16\" y=\"%d\" font-size=\"12\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">"
-                     "relative RMS error vs fp64</text>\n", T + ph / 2, T + ph / 2);
-        /* guides through the reference's first point: depth^(1/2) and depth^1 */
-        if (ref && ref->n > 0 && ref->err[0] > 0) {
-            static const double slope[2] = {0.5, 1.0};
-            static const char *const lab[2] = {"~ depth^1/2 (unbiased)", "~ depth (biased)"};
-            for (int k = 0; k < 2; k++) {
-                double y0 = ref->err[0] * pow(xlo / ref->depth[0], slope[k]), y1 = ref->err[0] * pow(xhi / ref->depth[0], slope[k]);
-                if (y1 > yhi) y1 = yhi;
-                {
-                    double x1 = ref->depth[0] * pow(y1 / ref->err[0], 1 / slope[k]);
-                    adm_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
-                                 "stroke-dasharray=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#777\" "
-                                 "text-anchor=\"end\">%s</text>\n", GX(xlo), GY(y0), GX(x1), GY(y1), k ? "2 3" : "8 4",
-                                 GX(x1) - 4, GY(y1) + (k ? -6 : 14), lab[k]);
-                }
+    adm_buf_puts(b, "<figure class=\"plot\"><svg viewBox=\"0 0 360 260\" width=\"360\" height=\"260\" role=\"img\" "
+                    "font-size=\"12\" font-family=\"system-ui,sans-serif\"><title>Relative RMS error against the fp64 "
+                    "run by depth, ");
+    adm_buf_xml(b, group);
+    adm_buf_puts(b, " (log-log)</title>");
+    adm_buf_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fff\" stroke=\"#8c959f\"/>", L, T, pw, ph);
+    for (double v = ylo; v <= yhi * 1.0001; v *= 10)
+        adm_buf_printf(b, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#eaeef2\"/><text x=\"%d\" y=\"%.1f\" "
+                       "text-anchor=\"end\">1e%d</text>", L, L + pw, GY(v), GY(v), L - 4, GY(v) + 4,
+                       (int)lround(log10(v)));
+    {
+        static const double ticks[] = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+        for (size_t k = 0; k < sizeof ticks / sizeof ticks[0]; k++)
+            if (ticks[k] >= xlo && ticks[k] <= xhi)
+                adm_buf_printf(b, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#eaeef2\"/><text x=\"%.1f\" "
+                               "y=\"%d\" text-anchor=\"middle\">%g</text>", GX(ticks[k]), GX(ticks[k]), T, T + ph,
+                               GX(ticks[k]), T + ph + 15, ticks[k]);
+    }
+    adm_buf_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">depth (", L + pw / 2, T + ph + 34);
+    adm_buf_xml(b, group);
+    adm_buf_puts(b, "), log scale</text>");
+    adm_buf_printf(b, "<text x=\"12\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 12 %d)\">relative RMS error "
+                   "vs fp64</text>", T + ph / 2, T + ph / 2);
+    /* the guides through the reference's first point: depth^(1/2) dashed,
+     * depth dotted (named in the legend, not on the plot) */
+    if (ref && ref->n > 0 && ref->err[0] > 0) {
+        static const double slope[2] = {0.5, 1.0};
+        for (int k = 0; k < 2; k++) {
+            double y0 = ref->err[0] * pow(xlo / ref->depth[0], slope[k]), y1 = ref->err[0] * pow(xhi / ref->depth[0], slope[k]);
+            double x1 = xhi;
+            if (y1 > yhi) {
+                y1 = yhi;
+                x1 = ref->depth[0] * pow(y1 / ref->err[0], 1 / slope[k]);
             }
+            adm_buf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#8c959f\" "
+                           "stroke-width=\"1.2\" stroke-dasharray=\"%s\"/>", GX(xlo), GY(y0), GX(x1), GY(y1),
+                           k ? "2 3" : "7 4");
         }
-        for (int i = 0, shown = 0; i < d->n_growth; i++) {
-            const adm_drift_growth *g = &d->growth[i];
-            const char *col = palette[shown % N_PALETTE];
-            if (strcmp(g->group, group)) continue;
-            adm_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"", col,
-                         g->reference ? "3" : "2");
-            for (int k = 0; k < g->n; k++)
-                if (g->depth[k] > 0 && g->err[k] > 0 && isfinite(g->err[k]))
-                    adm_buf_printf(b, "%.1f,%.1f ", GX(g->depth[k]), GY(g->err[k]));
-            adm_buf_puts(b, "\"/>\n");
-            for (int k = 0; k < g->n; k++)
-                if (g->depth[k] > 0 && g->err[k] > 0 && isfinite(g->err[k]))
-                    adm_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", GX(g->depth[k]),
-                                 GY(g->err[k]), col);
-            adm_buf_printf(b, "\n<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" fill=\"%s\"/><text x=\"%d\" y=\"%d\" "
-                         "font-size=\"12\">", L + pw + 14, T + 10 + 36 * shown, col, L + pw + 34, T + 15 + 36 * shown);
-            adm_buf_xml(b, g->name);
-            adm_buf_printf(b, "</text><text x=\"%d\" y=\"%d\" font-size=\"11\" fill=\"#555\">exponent %.2f%s%s</text>\n",
-                         L + pw + 34, T + 30 + 36 * shown, g->exponent, g->reference ? " (reference)" : "",
-                         g->reference ? "" : g->passed ? ", pass" : ", FAIL");
-            shown++;
-        }
-        adm_buf_puts(b, "</svg>\n");
+    }
+    for (int i = 0; i < d->n_growth; i++) {
+        const adm_drift_growth *g = &d->growth[i];
+        int j, last = -1;
+        if (strcmp(g->group, group)) continue;
+        j = series_of(sm, g->name);
+        adm_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"", series_colour(j),
+                       g->reference ? "2.5" : "1.5");
+        for (int k = 0; k < g->n; k++)
+            if (g->depth[k] > 0 && g->err[k] > 0 && isfinite(g->err[k])) {
+                adm_buf_printf(b, "%.1f,%.1f ", GX(g->depth[k]), GY(g->err[k]));
+                last = k;
+            }
+        adm_buf_puts(b, "\"/>");
+        for (int k = 0; k < g->n; k++)
+            if (g->depth[k] > 0 && g->err[k] > 0 && isfinite(g->err[k]) && (k == last || k % 4 == 0)) {
+                put_marker(b, j, GX(g->depth[k]), GY(g->err[k]), 0);
+                adm_buf_printf(b, "<title>%s, depth %g: %.3g</title>%s", "", g->depth[k], g->err[k], marker_end(j));
+            }
+        if (!g->passed && last >= 0)
+            adm_buf_printf(b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"8\" fill=\"none\" stroke=\"#cf222e\" stroke-width=\"2\"/>",
+                           GX(g->depth[last]), GY(g->err[last]));
+    }
+    adm_buf_puts(b, "</svg><ul class=\"legend\">");
+    for (int i = 0; i < d->n_growth; i++) {
+        const adm_drift_growth *g = &d->growth[i];
+        char extra[96];
+        if (strcmp(g->group, group)) continue;
+        snprintf(extra, sizeof extra, ": exponent %.2f%s", g->exponent,
+                 g->reference ? " (the reference)" : g->passed ? "" : ", FAIL");
+        put_legend_item(b, series_of(sm, g->name), g->name, extra);
+    }
+    adm_buf_puts(b, "<li><span class=\"swatch\" style=\"background:none;border:0;border-top:2px dashed #8c959f;"
+                    "height:0\"></span>~ depth<sup>1/2</sup> (unbiased)</li><li><span class=\"swatch\" style=\""
+                    "background:none;border:0;border-top:2px dotted #8c959f;height:0\"></span>~ depth (biased)</li>"
+                    "</ul></figure>\n");
 #undef GX
 #undef GY
-    }
 }
 
 /* ---------------------------------------------------------------- the page */
 
 static const char *pair_class(const adm_drift_pair *p)
 {
-    if (!p->passed) return "bad";
-    if (p->role == ADM_DRIFT_TIER) return p->inside_band ? "inside" : "outside";
-    return p->role == ADM_DRIFT_BAND ? "band" : "control";
+    if (!p->passed) return "fail";
+    if (p->role == ADM_DRIFT_TIER) return p->inside_band ? "pass" : "allowed";
+    return p->role == ADM_DRIFT_BAND ? "band" : "pass";
 }
 
 static adm_status stage_png(drift_stages *sg, const adm_image *img, double lo, double hi, const char *path)
@@ -347,13 +447,13 @@ static adm_status write_arm_images(const adm_drift *d, const char *dir, adm_buf 
         ADM_TRY(stage_png(sg, &a->img, lo, hi, path));
     }
     adm_buf_puts(b, "<h2>The arms and their difference</h2>\n<p class=\"note\">Each comparison: the first arm, the second, "
-                  "and |first &minus; second| (the largest over channels), brightest at the pair's largest difference. "
-                  "Video arms show their first frame.</p>\n");
+                    "and |first &minus; second| (the largest over channels), brightest at the pair's largest difference. "
+                    "Video arms show their first frame.</p>\n");
     for (int i = 0; i < d->n_pairs; i++) {
         const adm_drift_pair *p = &d->pairs[i];
         const drift_arm *a = &d->arms[p->a], *c = &d->arms[p->b];
         adm_image heat;
-        int64_t w = a->img.width, shown = w < 200 ? (w * ((200 + w - 1) / w)) : w > 320 ? 320 : w;
+        int64_t w = a->img.width, shown = w < 160 ? (w * ((160 + w - 1) / w)) : w > 320 ? 320 : w;
         snprintf(path, sizeof path, "%s/diff-%d.png", dir, i);
         ADM_TRY(heat_map(&a->img, &c->img, p->m.max_abs, &heat));
         {
@@ -363,24 +463,23 @@ static adm_status write_arm_images(const adm_drift *d, const char *dir, adm_buf 
         }
         adm_buf_printf(b, "<div class=\"pair %s\"><h3>", pair_class(p));
         adm_buf_xml(b, p->name);
-        adm_buf_printf(b, " <span class=\"num\">%s dB, SSIM %.4f</span></h3>\n<figure><img src=\"arm-", drift_db(p->m.psnr, db, sizeof db),
-                     p->m.ssim);
+        adm_buf_printf(b, " &middot; <span class=\"num\">%s dB, SSIM %.4f</span></h3>\n<figure class=\"img\"><img src=\"arm-",
+                       drift_db(p->m.psnr, db, sizeof db), p->m.ssim);
         adm_buf_xml(b, a->name);
         adm_buf_printf(b, ".png\" width=\"%lld\" alt=\"arm ", (long long)shown);
         adm_buf_xml(b, a->name);
         adm_buf_puts(b, "\"><figcaption>");
         adm_buf_xml(b, a->name);
-        adm_buf_puts(b, "</figcaption></figure>\n<figure><img src=\"arm-");
+        adm_buf_puts(b, "</figcaption></figure>\n<figure class=\"img\"><img src=\"arm-");
         adm_buf_xml(b, c->name);
         adm_buf_printf(b, ".png\" width=\"%lld\" alt=\"arm ", (long long)shown);
         adm_buf_xml(b, c->name);
         adm_buf_puts(b, "\"><figcaption>");
         adm_buf_xml(b, c->name);
-        adm_buf_printf(b, "</figcaption></figure>\n<figure><img src=\"diff-%d.png\" width=\"%lld\" alt=\"difference\">"
-                     "<figcaption>", i, (long long)shown);
+        adm_buf_printf(b, "</figcaption></figure>\n<figure class=\"img\"><img src=\"diff-%d.png\" width=\"%lld\" "
+                       "alt=\"difference\"><figcaption>", i, (long long)shown);
         if (p->m.identical) adm_buf_puts(b, "identical: no difference anywhere");
-        else
-            adm_buf_printf(b, "|difference|: 0 <span class=\"ramp\"></span> %.4g (MAD %.4g)", p->m.max_abs, p->m.mad);
+        else adm_buf_printf(b, "|difference|: 0 <span class=\"ramp\"></span> %.4g (MAD %.4g)", p->m.max_abs, p->m.mad);
         adm_buf_puts(b, "</figcaption></figure></div>\n");
     }
     return ADM_OK;
@@ -402,13 +501,21 @@ adm_status adm_drift_write_html(const adm_drift *d, const char *dir, const char 
     return st;
 }
 
+/* A table cell with its label for the narrow layout (cards). */
+static void td(adm_buf *b, const char *cls, const char *label)
+{
+    adm_buf_printf(b, "<td class=\"%s\" data-label=\"%s\">", cls, label);
+}
+
 adm_status drift_html_stage(const adm_drift *d, const char *dir, json_t *history_rows, int from_history,
                             drift_stages *sg)
 {
     adm_buf b = {0};
-    char path[4400], db[32];
+    char path[4400], db[32], text[1024];
     json_t *rows;
     adm_status st;
+    series_map sm;
+    int drawn;
     if (!d->evaluated) return ADM_FAIL(ADM_ERR_INVALID, "the drift report is not evaluated");
     /* room for DIR/arm-NAME.png in path (names have at most 128 bytes) */
     if (strlen(dir) > 4096) return ADM_FAIL(ADM_ERR_INVALID, "a report folder's path of %zu bytes, at most 4096", strlen(dir));
@@ -419,75 +526,97 @@ adm_status drift_html_stage(const adm_drift *d, const char *dir, json_t *history
         if (!(rows = json_array())) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
         json_array_append_new(rows, drift_row_json(d));
     }
-    adm_buf_puts(&b, "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>");
+    memset(&sm, 0, sizeof sm);
+    for (int i = 0; i < d->n_pairs; i++)
+        if (d->pairs[i].role == ADM_DRIFT_TIER) series_of(&sm, d->pairs[i].name);
+    adm_buf_puts(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>");
     adm_buf_xml(&b, d->title);
-    adm_buf_puts(&b, "</title>\n<style>body{font-family:sans-serif;margin:20px;color:#222}"
-                   "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
-                   "td.num,span.num{font-variant-numeric:tabular-nums}th{background:#f0f0f0}"
-                   "tr.inside td,div.inside{background:#e8f4e8}tr.outside td,div.outside{background:#fdf0e0}"
-                   "tr.bad td,div.bad{background:#f8d8d8}tr.band td,div.band{background:#eef2fa}"
-                   ".verdict{font-size:20px;font-weight:bold;padding:4px 10px;display:inline-block}"
-                   ".pass{background:#cfe8cf}.fail{background:#f4c0c0}.note{color:#555;max-width:900px}"
-                   "div.pair{display:inline-block;vertical-align:top;margin:6px;padding:6px;border:1px solid #ccc}"
-                   "div.pair h3{font-size:14px;margin:2px 0 6px}figure{display:inline-block;margin:0 6px 0 0}"
-                   "figure img{image-rendering:pixelated;border:1px solid #999;display:block}"
-                   "figcaption{font-size:12px}.ramp{display:inline-block;width:60px;height:9px;"
-                   "background:linear-gradient(90deg,#000004,#57106e,#bc3754,#f98e09,#fcffa4)}"
-                   "svg.plot{font-family:sans-serif;max-width:100%;height:auto}</style></head><body>\n<h1>");
+    adm_buf_puts(&b, "</title><style>");
+    adm_buf_puts(&b, adm_page_style);
+    adm_buf_puts(&b, "</style></head><body>\n<h1>");
     adm_buf_xml(&b, d->title);
-    adm_buf_puts(&b, "</h1>\n<p>");
+    adm_buf_puts(&b, "</h1>\n");
+    adm_drift_summary_text(d, 1, text, sizeof text);
+    adm_buf_printf(&b, "<div class=\"banner %s\" role=\"status\"><p class=\"headline\">", adm_drift_passed(d) ? "pass" : "fail");
+    adm_buf_xml(&b, text);
+    adm_buf_puts(&b, "</p><p class=\"counts\">");
+    adm_drift_summary_text(d, 0, text, sizeof text);
+    adm_buf_xml(&b, text);
+    adm_buf_puts(&b, "</p></div>\n<p>");
     if (d->date) {
-        adm_buf_puts(&b, "date ");
+        adm_buf_puts(&b, "Date ");
         adm_buf_xml(&b, d->date);
     }
     if (d->commit) {
-        adm_buf_puts(&b, ", commit <code>");
+        adm_buf_puts(&b, d->date ? ", commit <code>" : "Commit <code>");
         adm_buf_xml(&b, d->commit);
         adm_buf_puts(&b, "</code>");
     }
-    adm_buf_printf(&b, "</p>\n<p><span class=\"verdict %s\">%s</span></p>\n", adm_drift_passed(d) ? "pass" : "fail",
-                 adm_drift_passed(d) ? "pass" : "FAIL");
-    adm_buf_puts(&b, "<p class=\"note\">Switching tier must move the output less than the reference path already moves "
-                   "between two legal environments (the band: TP1 against TP2). Higher PSNR is a smaller difference: a "
-                   "tier comparison sits inside the band when its PSNR is at least the band's.</p>\n");
-    adm_buf_puts(&b, "<table>\n<tr><th>comparison</th><th>arms</th><th>claim</th><th>PSNR (dB)</th><th>SSIM</th>"
-                   "<th>MAD</th><th>max |diff|</th><th>verdict</th></tr>\n");
+    adm_buf_puts(&b, ".</p>\n<p class=\"note\">Switching tier must move the output less than the reference path already "
+                     "moves between two legal environments (the band: TP1 against TP2). Higher PSNR is a smaller "
+                     "difference: a lossless comparison sits inside the band when its PSNR is at least the band's (less "
+                     "the tolerance); its margin is how far above that edge it sits. A high tier is judged on the floors "
+                     "alone.</p>\n");
+    adm_buf_puts(&b, "<h2 id=\"comparisons\">Comparisons</h2>\n<div class=\"scroll\"><table class=\"sum cards\">\n<thead><tr>"
+                     "<th scope=\"col\">comparison</th><th scope=\"col\">arms</th><th scope=\"col\">claim</th>"
+                     "<th scope=\"col\" class=\"num\">PSNR (dB)</th><th scope=\"col\" class=\"num\" title=\"PSNR above (+) "
+                     "or below (&#8722;) the band's edge, the band's PSNR less the tolerance\">margin (dB)</th>"
+                     "<th scope=\"col\" class=\"num\">SSIM</th><th scope=\"col\" class=\"num\">MAD</th><th scope=\"col\" "
+                     "class=\"num\">max |diff|</th><th scope=\"col\">verdict</th></tr></thead>\n<tbody>\n");
     for (int i = 0; i < d->n_pairs; i++) {
         const adm_drift_pair *p = &d->pairs[i];
-        adm_buf_printf(&b, "<tr class=\"%s\"><td>", pair_class(p));
+        const char *cls = pair_class(p);
+        adm_buf_printf(&b, "<tr class=\"%s\">", cls);
+        td(&b, "name", "comparison");
         adm_buf_xml(&b, p->name);
-        adm_buf_puts(&b, "</td><td>");
+        adm_buf_puts(&b, "</td>");
+        td(&b, "", "arms");
         adm_buf_xml(&b, d->arms[p->a].name);
         adm_buf_puts(&b, " / ");
         adm_buf_xml(&b, d->arms[p->b].name);
-        adm_buf_printf(&b, "</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%.6f</td><td class=\"num\">%.4g</td>"
-                     "<td class=\"num\">%.4g</td><td>",
-                     p->role == ADM_DRIFT_TIER ? adm_tier_name(p->claim) : adm_drift_role_name(p->role),
-                     drift_db(p->m.psnr, db, sizeof db), p->m.ssim, p->m.mad, p->m.max_abs);
-        adm_buf_puts(&b, !p->passed ? "FAIL" : p->role == ADM_DRIFT_CONTROL ? "bit-identical" : p->role == ADM_DRIFT_BAND ? "band"
-                       : p->inside_band ? "inside the band" : "outside the band (high: allowed)");
+        adm_buf_puts(&b, "</td>");
+        td(&b, "", "claim");
+        adm_buf_printf(&b, "<span class=\"tier\">%s</span></td>",
+                       p->role == ADM_DRIFT_TIER ? adm_tier_name(p->claim) : adm_drift_role_name(p->role));
+        td(&b, "num", "PSNR (dB)");
+        adm_buf_printf(&b, "%s</td>", drift_db(p->m.psnr, db, sizeof db));
+        td(&b, "num", "margin (dB)");
+        if (isnan(p->margin)) adm_buf_puts(&b, "&ndash;");
+        else if (isinf(p->margin)) adm_buf_puts(&b, "+inf");
+        else adm_buf_printf(&b, "%s%.2f", p->margin < 0 ? "&#8722;" : "+", fabs(p->margin));
+        adm_buf_puts(&b, "</td>");
+        td(&b, "num", "SSIM");
+        adm_buf_printf(&b, "%.6f</td>", p->m.ssim);
+        td(&b, "num", "MAD");
+        adm_buf_printf(&b, "%.4g</td>", p->m.mad);
+        td(&b, "num", "max |diff|");
+        adm_buf_printf(&b, "%.4g</td>", p->m.max_abs);
+        td(&b, "verdict", "verdict");
+        adm_buf_printf(&b, "<span><span class=\"badge %s\">", !strcmp(cls, "allowed") || !strcmp(cls, "band") ? "" : cls);
+        adm_buf_xml(&b, drift_pair_verdict(d, p));
+        adm_buf_puts(&b, "</span>");
         if (p->why[0]) {
             adm_buf_puts(&b, "<br><small>");
             adm_buf_xml(&b, p->why);
             adm_buf_puts(&b, "</small>");
         }
-        adm_buf_puts(&b, "</td></tr>\n");
+        adm_buf_puts(&b, "</span></td></tr>\n");
     }
-    adm_buf_printf(&b, "</table>\n<p>%s%s%s floors: PSNR %g dB, SSIM %g (%s).", d->has_band ? "Band: <b>" : "",
-                 d->has_band ? drift_db(d->band_psnr, db, sizeof db) : "No band pair.", d->has_band ? " dB</b>;" : "",
-                 d->use_psnr, d->use_ssim, d->is_video ? "video" : "image");
-    if (d->band_tol > 0) adm_buf_printf(&b, " Band tolerance: %.2f dB (the shaded region starts that far below the band).", d->band_tol);
-    adm_buf_puts(&b, "</p>\n");
-    for (int i = 0; i < d->n_notes; i++) {
-        adm_buf_puts(&b, "<p class=\"note\">");
-        adm_buf_xml(&b, d->notes[i]);
-        adm_buf_puts(&b, "</p>\n");
-    }
-    adm_buf_printf(&b, "<h2>PSNR per comparison over nights</h2>\n<p class=\"note\">%zu night%s%s. The shaded region is "
-                 "inside the band; the dashed red line is the floor. Controls are not drawn (bit-identical: PSNR inf); "
-                 "a hollow marker at the top is an identical pair.</p>\n",
-                 json_array_size(rows), json_array_size(rows) == 1 ? "" : "s", from_history ? " from the history" : "");
-    svg_history(&b, d, rows);
+    adm_buf_puts(&b, "</tbody></table></div>\n<p>");
+    if (d->has_band) adm_buf_printf(&b, "The band: <b>%s dB</b> (SSIM %.6f). ", drift_db(d->band_psnr, db, sizeof db), d->band_ssim);
+    else adm_buf_puts(&b, "No band pair: the tier comparisons are judged on the floors alone. ");
+    if (d->band_tol > 0) adm_buf_printf(&b, "Band tolerance: %.2f dB, so the band's edge is %.2f dB. ", d->band_tol,
+                                        d->band_psnr - d->band_tol);
+    adm_buf_printf(&b, "Floors: PSNR %g dB, SSIM %g (%s).</p>\n", d->use_psnr, d->use_ssim, d->is_video ? "video" : "image");
+    adm_buf_printf(&b, "<h2>Margin over the runs</h2>\n<p class=\"note\">%zu run%s%s, one point each, labelled with its "
+                   "date and commit. Below zero (the tinted side) a comparison fails its claim; a red ring marks a "
+                   "failed point.</p>\n<div class=\"plots\">", json_array_size(rows), json_array_size(rows) == 1 ? "" : "s",
+                   from_history ? " from the history" : "");
+    drawn = svg_margins(&b, &sm, rows, 0);
+    drawn += svg_margins(&b, &sm, rows, 1);
+    if (!drawn) adm_buf_puts(&b, "<p>No tier comparison to plot.</p>");
+    adm_buf_puts(&b, "</div>\n");
     json_decref(rows);
     if ((st = write_arm_images(d, dir, &b, sg)) != ADM_OK) {
         free(b.p);
@@ -495,42 +624,64 @@ adm_status drift_html_stage(const adm_drift *d, const char *dir, json_t *history
     }
     if (d->n_growth) {
         adm_buf_puts(&b, "<h2>Compounding: error growth with depth</h2>\n<p class=\"note\">Each tier's run against an fp64 "
-                       "run of the same math: the relative RMS error of the state at each depth. An unbiased rounding "
-                       "grows like a random walk (slope 1/2 on these log-log axes), a biased one linearly (slope 1); a "
-                       "lossless tier whose growth exponent exceeds the reference path's by more than ");
-        adm_buf_printf(&b, "%.2f fails even when one application passes the operator gates.</p>\n", ADM_DRIFT_GROWTH_SLACK);
+                         "run of the same math: the relative RMS error of the state at each depth. An unbiased rounding "
+                         "grows like a random walk (slope 1/2 on these log-log axes), a biased one linearly (slope 1); a "
+                         "lossless tier whose growth exponent exceeds the reference path's by more than ");
+        adm_buf_printf(&b, "%.2f fails even when one application passes the operator gates.</p>\n<div class=\"plots\">",
+                       ADM_DRIFT_GROWTH_SLACK);
         for (int i = 0; i < d->n_growth; i++) {
             int first = 1;
             for (int k = 0; k < i; k++) first &= strcmp(d->growth[k].group, d->growth[i].group) != 0;
-            if (!first) continue;
-            adm_buf_puts(&b, "<h3>");
-            adm_buf_xml(&b, d->growth[i].group);
-            adm_buf_puts(&b, "</h3>\n");
-            svg_growth(&b, d, d->growth[i].group);
+            if (first) svg_growth(&b, d, &sm, d->growth[i].group);
         }
-        adm_buf_puts(&b, "<table>\n<tr><th>depth</th><th>tier</th><th>exponent</th><th>excess</th><th>error at the last depth</th>"
-                       "<th>x reference</th><th>verdict</th></tr>\n");
+        adm_buf_puts(&b, "</div>\n<div class=\"scroll\"><table class=\"sum cards\">\n<thead><tr><th scope=\"col\">tier</th>"
+                         "<th scope=\"col\">depth</th><th scope=\"col\" class=\"num\">exponent</th><th scope=\"col\" "
+                         "class=\"num\">excess</th><th scope=\"col\" class=\"num\">error at the last depth</th><th "
+                         "scope=\"col\" class=\"num\">&times; the reference</th><th scope=\"col\">verdict</th></tr>"
+                         "</thead>\n<tbody>\n");
         for (int i = 0; i < d->n_growth; i++) {
             const adm_drift_growth *g = &d->growth[i];
-            adm_buf_printf(&b, "<tr class=\"%s\"><td>", g->passed ? "inside" : "bad");
-            adm_buf_xml(&b, g->group);
-            adm_buf_puts(&b, "</td><td>");
+            const char *cls = !g->passed ? "fail" : g->reference ? "band" : "pass";
+            adm_buf_printf(&b, "<tr class=\"%s\">", cls);
+            td(&b, "name", "tier");
             adm_buf_xml(&b, g->name);
-            adm_buf_printf(&b, "</td><td class=\"num\">%.3f</td><td class=\"num\">%+.3f</td><td class=\"num\">%.3g</td>"
-                         "<td class=\"num\">%.3g</td><td>%s", g->exponent, g->excess, g->err[g->n - 1], g->ratio_last,
-                         g->reference ? "reference" : g->passed ? "pass" : "FAIL");
+            adm_buf_puts(&b, "</td>");
+            td(&b, "", "depth");
+            adm_buf_xml(&b, g->group);
+            adm_buf_puts(&b, "</td>");
+            td(&b, "num", "exponent");
+            adm_buf_printf(&b, "%.3f</td>", g->exponent);
+            td(&b, "num", "excess");
+            adm_buf_printf(&b, "%+.3f</td>", g->excess);
+            td(&b, "num", "error at the last depth");
+            adm_buf_printf(&b, "%.3g</td>", g->err[g->n - 1]);
+            td(&b, "num", "&times; the reference");
+            if (isfinite(g->ratio_last)) adm_buf_printf(&b, "%.3g</td>", g->ratio_last);
+            else adm_buf_puts(&b, "&ndash;</td>");
+            td(&b, "verdict", "verdict");
+            adm_buf_printf(&b, "<span><span class=\"badge %s\">%s</span>", g->reference ? "" : cls,
+                           g->reference ? "the reference" : g->passed ? "pass" : "FAIL");
             if (g->why[0]) {
                 adm_buf_puts(&b, "<br><small>");
                 adm_buf_xml(&b, g->why);
                 adm_buf_puts(&b, "</small>");
             }
-            adm_buf_puts(&b, "</td></tr>\n");
+            adm_buf_puts(&b, "</span></td></tr>\n");
         }
-        adm_buf_puts(&b, "</table>\n");
+        adm_buf_puts(&b, "</tbody></table></div>\n");
+    }
+    if (d->n_notes) {
+        adm_buf_puts(&b, "<h2>Notes</h2>\n<ul class=\"notes\">");
+        for (int i = 0; i < d->n_notes; i++) {
+            adm_buf_puts(&b, "<li>");
+            adm_buf_xml(&b, d->notes[i]);
+            adm_buf_puts(&b, "</li>");
+        }
+        adm_buf_puts(&b, "</ul>\n");
     }
     adm_buf_puts(&b, "<p class=\"note\">PSNR and SSIM follow scikit-image (peak_signal_noise_ratio with data_range; "
-                   "structural_similarity: 7x7 uniform window, K1 0.01, K2 0.03, sample covariance, per channel then "
-                   "averaged). Generated by admit " ADM_VERSION_STRING ".</p>\n</body></html>\n");
+                     "structural_similarity: 7x7 uniform window, K1 0.01, K2 0.03, sample covariance, per channel then "
+                     "averaged). Generated by admit " ADM_VERSION_STRING ".</p>\n</body></html>\n");
     if (b.oom) {
         free(b.p);
         return ADM_FAIL(ADM_ERR_NOMEM, "HTML drift report: out of memory");

@@ -10,6 +10,8 @@
 typedef struct drift_arm {
     char *name;
     adm_image img;
+    int from_files;  /* read from img.source (adm_drift_load_arms, a spec), not added in memory */
+    char *layout;    /* the HDF5 layout it was read with; NULL: by rank */
 } drift_arm;
 
 struct adm_drift {
@@ -27,6 +29,9 @@ struct adm_drift {
     int video_set, video;
     double floor_psnr, floor_ssim;   /* NaN: the kind's default */
     double band_tol;                 /* dB */
+    int width, color;                /* the terminal's (adm_drift_set_terminal) */
+    adm_drift_progress_fn progress;  /* NULL: none */
+    void *progress_user;
     /* after evaluate */
     int evaluated, has_band, is_video;
     double band_psnr, band_ssim, use_psnr, use_ssim;
@@ -124,6 +129,10 @@ adm_status drift_png_temp(const adm_image *img, int64_t frame, double lo, double
  * empty: tonight's only). */
 adm_status drift_html_stage(const adm_drift *d, const char *dir, json_t *history_rows, int from_history,
                             drift_stages *sg);
+
+/* A pair's verdict in a few words ("inside the band", "FAIL: outside
+ * the band"). */
+const char *drift_pair_verdict(const adm_drift *d, const adm_drift_pair *p);
 
 /* "inf" for +Inf, else %.*f. */
 const char *drift_db(double psnr, char *buf, size_t n);

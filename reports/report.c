@@ -1,6 +1,9 @@
-/* The verdict table, JSON and JUnit XML. */
-#include "adm_report.h"
-#include "text_buf.h"
+/* The verdict report's model, its summary, the terminal table, JSON and
+ * JUnit XML, and writing them all or nothing (the HTML page:
+ * report_html.c). */
+#include "report_internal.h"
+#include "adm_capture.h"
+#include "adm_fpenv.h"
 #include "adm_commit.h" /* ADM_GIT_COMMIT, written at build time (cmake/commit_stamp.cmake) */
 
 #include <errno.h>
@@ -11,17 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ADM_REPORT_MAX_CONTEXT 16
-
-struct adm_report {
-    char *ctx_key[ADM_REPORT_MAX_CONTEXT], *ctx_val[ADM_REPORT_MAX_CONTEXT];
-    int nctx;
-    int strict;
-    const char *source_label, *claim_label;
-    char *title;
-    adm_report_row *rows;
-    int n, cap;
-};
+/* The longest message a row may carry, whole (core/status.c: two paths of
+ * PATH_MAX bytes with the field and the reason). */
+#define ADM_REPORT_TEXT_MAX 32768
 
 adm_status adm_report_create(const char *title, adm_report **out)
 {
@@ -34,18 +29,29 @@ adm_status adm_report_create(const char *title, adm_report **out)
     return ADM_OK;
 }
 
-void adm_report_free(adm_report *r)
+/* Drops the rows from the n-th on. */
+static void truncate_rows(adm_report *r, int n)
 {
-    if (!r) return;
-    for (int i = 0; i < r->n; i++) {
+    for (int i = n; i < r->n; i++) {
         free(r->rows[i].source);
         free(r->rows[i].op);
         free(r->rows[i].candidate);
         free(r->rows[i].error);
         free(r->rows[i].per_capture);
+        free(r->rows[i].description);
+        free(r->rows[i].static_decl);
+        free(r->rows[i].reader);
     }
+    if (n < r->n) r->n = n;
+}
+
+void adm_report_free(adm_report *r)
+{
+    if (!r) return;
+    truncate_rows(r, 0);
     free(r->rows);
     free(r->title);
+    free(r->json);
     for (int i = 0; i < r->nctx; i++) {
         free(r->ctx_key[i]);
         free(r->ctx_val[i]);
@@ -71,6 +77,34 @@ adm_status adm_report_set_evidence(adm_report *r, const adm_capture_summary *per
     if (required) row->required = *required;
     else memset(&row->required, 0, sizeof row->required);
     return ADM_OK;
+}
+
+adm_status adm_report_set_entry(adm_report *r, const char *description, const char *static_json, const char *reader)
+{
+    adm_report_row *row;
+    char *d = NULL, *st = NULL, *rd = NULL;
+    if (r->n == 0) return ADM_FAIL(ADM_ERR_INVALID, "report: no row to describe");
+    row = &r->rows[r->n - 1];
+    if ((description && !(d = adm_strdup(description))) || (static_json && !(st = adm_strdup(static_json))) ||
+        (reader && !(rd = adm_strdup(reader)))) {
+        free(d);
+        free(st);
+        free(rd);
+        return ADM_FAIL(ADM_ERR_NOMEM, "report: out of memory");
+    }
+    free(row->description);
+    free(row->static_decl);
+    free(row->reader);
+    row->description = d;
+    row->static_decl = st;
+    row->reader = rd;
+    return ADM_OK;
+}
+
+void adm_report_set_terminal(adm_report *r, int width, int color)
+{
+    r->width = width > 0 ? width : 0;
+    r->color = color != 0;
 }
 
 adm_status adm_report_add(adm_report *r, const char *source, const char *op, const char *candidate,
@@ -139,7 +173,7 @@ static void run_date(char *buf, size_t n)
 }
 
 /* What was run: date, commit, host, then what the caller set. */
-static void run_context(const adm_report *r, int *n, const char **keys, const char **vals, char *date, char *host)
+void adm_report_run_context(const adm_report *r, int *n, const char **keys, const char **vals, char *date, char *host)
 {
     const char *commit = getenv("ADMIT_COMMIT");
     int k = 0;
@@ -175,6 +209,119 @@ adm_status adm_report_add_error(adm_report *r, const char *source, const char *o
     return ADM_OK;
 }
 
+/* ------------------------------------------------------------ in memory */
+
+/* One candidate (one op, one name) pooled over the captures it is in. */
+typedef struct replay_pool {
+    const char *op, *name;
+    adm_verdict acc;
+    int count;
+    int64_t refined;
+    adm_capture_summary *caps; /* each capture's verdict in brief, for the pooled row's detail */
+} replay_pool;
+
+ADM_FPENV_BODY
+static adm_status add_replay_body(adm_report *r, const adm_capture *const *captures, const char *const *labels, int n,
+                                  char (*dflt)[32])
+{
+    adm_replay_result *res = NULL;
+    replay_pool *pools = NULL;
+    adm_plan plan;
+    adm_status st = ADM_OK;
+    int npool = 0, maxpool = 0, done = 0, start = r->n;
+    if (n < 1 || !captures) return ADM_FAIL(ADM_ERR_INVALID, "replay: no captures to judge");
+    ADM_TRY(adm_env_check());
+    ADM_TRY(adm_plan_init(&plan, ADM_PLAN_REPLAY));
+    for (int i = 0; i < n; i++) {
+        if (!captures[i]) return ADM_FAIL(ADM_ERR_INVALID, "replay: capture %d is NULL", i + 1);
+        maxpool += adm_capture_candidate_count(captures[i]);
+    }
+    res = calloc((size_t)n, sizeof *res);
+    pools = calloc((size_t)(maxpool ? maxpool : 1), sizeof *pools);
+    if (!res || !pools) { st = ADM_FAIL(ADM_ERR_NOMEM, "replay: out of memory for %d captures", n); goto out; }
+    /* as admit-kernel replay does with each capture it has read */
+    for (int i = 0; i < n; i++) {
+        const adm_capture *c = captures[i];
+        const char *label = labels && labels[i] ? labels[i] : dflt[i];
+        if ((st = adm_capture_validate(c)) != ADM_OK || (st = adm_plan_check(c, &plan)) != ADM_OK ||
+            (st = adm_harness_replay(c, NULL, NULL, &res[i])) != ADM_OK) {
+            adm_error_prefix("%s: ", label);
+            goto out;
+        }
+        done = i + 1;
+        for (int k = 0; k < res[i].n; k++) {
+            int p = 0;
+            while (p < npool && (strcmp(pools[p].op, adm_capture_op(c)) || strcmp(pools[p].name, res[i].names[k]))) p++;
+            if (p == npool) {
+                pools[p].op = adm_capture_op(c);
+                pools[p].name = res[i].names[k];
+                npool++;
+            }
+            if (!pools[p].caps && !(pools[p].caps = calloc((size_t)n, sizeof *pools[p].caps))) {
+                st = ADM_FAIL(ADM_ERR_NOMEM, "replay: out of memory for %d captures", n);
+                goto out;
+            }
+            adm_capture_summary_of(&res[i].verdicts[k], &pools[p].caps[pools[p].count]);
+            adm_verdict_pool_add(&pools[p].acc, &res[i].verdicts[k], label);
+            pools[p].count++;
+            pools[p].refined += res[i].mpfr_refined;
+        }
+    }
+    for (int p = 0; p < npool; p++)
+        if (pools[p].count > 1) adm_verdict_pool_finish(&pools[p].acc, NULL);
+    /* the rows: each capture's verdicts, then the pooled ones */
+    for (int i = 0; i < n && st == ADM_OK; i++)
+        for (int k = 0; k < res[i].n && st == ADM_OK; k++)
+            st = adm_report_add(r, labels && labels[i] ? labels[i] : dflt[i], adm_capture_op(captures[i]),
+                                res[i].names[k], &res[i].verdicts[k], res[i].mpfr_refined, NULL);
+    for (int p = 0; p < npool && st == ADM_OK; p++) {
+        char src[64];
+        if (pools[p].count < 2) continue;
+        snprintf(src, sizeof src, "pooled (%d captures)", pools[p].count);
+        if ((st = adm_report_add(r, src, pools[p].op, pools[p].name, &pools[p].acc, pools[p].refined, NULL)) == ADM_OK)
+            st = adm_report_set_evidence(r, pools[p].caps, pools[p].count, NULL);
+    }
+    if (st != ADM_OK) truncate_rows(r, start);
+out:
+    for (int i = 0; res && i < done; i++) adm_replay_result_free(&res[i]);
+    for (int p = 0; pools && p < npool; p++) free(pools[p].caps);
+    free(res);
+    free(pools);
+    return st;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_report_add_replay(adm_report *r, const adm_capture *const *captures, const char *const *labels, int n)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    char (*dflt)[32] = NULL;
+    if (n > 0 && !(dflt = calloc((size_t)n, sizeof *dflt))) return ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) snprintf(dflt[i], sizeof dflt[i], "capture %d", i + 1);
+    adm_fpenv_enter(&fe);
+    rv = add_replay_body(r, captures, labels, n, dflt);
+    adm_fpenv_leave(&fe);
+    free(dflt);
+    return rv;
+}
+
+adm_status adm_report_add_table(adm_report *r, const adm_table_result *t)
+{
+    int start = r->n;
+    adm_status st = ADM_OK;
+    for (int i = 0; i < t->n && st == ADM_OK; i++) {
+        const adm_table_entry *e = &t->entries[i];
+        if (e->error) /* a capture or plugin that failed this entry alone */
+            st = adm_report_add_error(r, e->name, e->op, e->candidate, e->error_status, e->error, &e->declared);
+        else if ((st = adm_report_add(r, e->name, e->op, e->candidate, &e->verdict, e->mpfr_refined, &e->declared)) ==
+                     ADM_OK &&
+                 (st = adm_report_set_evidence(r, e->per_capture, e->ncaptures, &e->required)) == ADM_OK)
+            st = adm_report_set_entry(r, e->description, e->static_decl, e->reader);
+    }
+    if (st != ADM_OK) truncate_rows(r, start);
+    return st;
+}
+
 int adm_report_any_error(const adm_report *r)
 {
     for (int i = 0; i < r->n; i++)
@@ -205,63 +352,107 @@ int adm_report_any_violation(const adm_report *r)
     return 0;
 }
 
-static const char *base(const char *p)
+adm_claim_status adm_report_claim_status(const adm_report_row *row)
+{
+    if (row->error) return ADM_CLAIM_ERROR;
+    if (!row->has_claim) return ADM_CLAIM_NONE;
+    if (row->verdict.tier > row->claim) return ADM_CLAIM_UNSAFE;
+    if (row->verdict.tier < row->claim) return ADM_CLAIM_PROMOTABLE;
+    return ADM_CLAIM_HOLDS;
+}
+
+const char *adm_claim_status_name(adm_claim_status s)
+{
+    static const char *const names[] = {"none", "holds", "promotable", "unsafe", "error"};
+    return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "none";
+}
+
+int adm_report_insufficient(const adm_report_row *row)
+{
+    return !row->error && (!row->verdict.evidence_ok || !row->verdict.gate[ADM_GATE_EVIDENCE].passed);
+}
+
+int adm_report_is_table(const adm_report *r) { return r->source_label && !strcmp(r->source_label, "entry"); }
+
+void adm_report_summarize(const adm_report *r, adm_report_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->rows = r->n;
+    s->strict = r->strict;
+    for (int i = 0; i < r->n; i++) {
+        const adm_report_row *row = &r->rows[i];
+        switch (adm_report_claim_status(row)) {
+        case ADM_CLAIM_NONE: s->no_claim++; break;
+        case ADM_CLAIM_HOLDS: s->holds++; break;
+        case ADM_CLAIM_PROMOTABLE: s->promotable++; break;
+        case ADM_CLAIM_UNSAFE: s->unsafe++; break;
+        case ADM_CLAIM_ERROR: s->errors++; break;
+        }
+        s->insufficient += adm_report_insufficient(row);
+        s->violations += adm_report_claim_violated(row);
+    }
+}
+
+void adm_report_summary_text(const adm_report *r, int headline_only, char *buf, size_t n)
+{
+    adm_report_summary s;
+    int table = adm_report_is_table(r);
+    size_t used = 0;
+    adm_report_summarize(r, &s);
+#define PUT(...) (used += used < n ? (size_t)snprintf(buf + used, n - used, __VA_ARGS__) : 0)
+    if (n == 0) return;
+    buf[0] = '\0';
+    if (headline_only) {
+        if (s.errors) PUT("error: %d of %d %s not measured", s.errors, s.rows, table ? "entries" : "results");
+        else if (s.violations && s.unsafe) PUT("FAIL: %d unsafe", s.unsafe);
+        else if (s.violations) PUT("FAIL: %d promotable (--strict)", s.promotable);
+        else if (s.holds + s.promotable == 0) PUT("no claims checked");
+        else PUT("pass: every claim holds");
+        return;
+    }
+    PUT("%d %s: %d %s, %d promotable, %d unsafe, %d error%s", s.rows,
+        table ? (s.rows == 1 ? "entry" : "entries") : (s.rows == 1 ? "result" : "results"), s.holds,
+        s.holds == 1 ? "holds" : "hold", s.promotable, s.unsafe, s.errors, s.errors == 1 ? "" : "s");
+    if (s.no_claim) PUT(", %d without a claim", s.no_claim);
+    if (s.insufficient) PUT("; %d with insufficient evidence", s.insufficient);
+    PUT(". ");
+    if (s.errors) PUT("%d could not be measured.", s.errors);
+    else if (s.violations)
+        PUT("%d %s violated%s.", s.violations, s.violations == 1 ? "claim is" : "claims are",
+            s.strict && s.promotable ? " (--strict: promotable counts)" : "");
+    else if (s.holds + s.promotable == 0) PUT("No claim was checked%s.", table ? "" : " (--claim NAME=TIER)");
+    else PUT("Every claim holds.");
+#undef PUT
+}
+
+const char *adm_report_base(const char *p)
 {
     const char *s = strrchr(p, '/');
     return s ? s + 1 : p;
 }
 
 /* What the oracle's certificate rests on, in every report format. */
-static const char *oracle_basis(const adm_verdict *v)
+const char *adm_report_oracle_basis(const adm_verdict *v)
 {
     if (!v->oracle_certified) return "user oracle, uncertified";
     return v->oracle_assumption ? v->oracle_assumption : "proven bounds";
 }
 
-/* Prints text from column `indent`, wrapped at word boundaries so that no
- * line passes ADM_REPORT_WIDTH (a word longer than the line stands alone);
- * `lead` is printed first in place of the indent of the first line. */
-#define ADM_REPORT_WIDTH 110
-static void print_wrapped(FILE *f, const char *lead, int indent, const char *text)
-{
-    int col = fprintf(f, "%s", lead), bol = 0; /* bol: at the start of a continuation line */
-    const char *p = text;
-    while (*p == ' ') p++;
-    while (*p) {
-        const char *w = p;
-        int len;
-        while (*p && *p != ' ') p++;
-        len = (int)(p - w);
-        if (!bol && col + 1 + len > ADM_REPORT_WIDTH && col > indent) {
-            col = fprintf(f, "\n%*s", indent, "") - 1;
-            bol = 1;
-        }
-        if (!bol) {
-            fputc(' ', f);
-            col++;
-        }
-        col += fprintf(f, "%.*s", len, w);
-        bol = 0;
-        while (*p == ' ') p++;
-    }
-    fputc('\n', f);
-}
-
 /* What the verdict could have missed (issue 16): the smallest lean, gain,
  * per-channel and per-row bias (units of D, the reference error scale) and
  * RMS ratio its evidence would have rejected. */
-static void power_sentence(const adm_verdict *v, char *buf, size_t n)
+void adm_report_power_sentence(const adm_verdict *v, char *buf, size_t n)
 {
     const adm_power *p = &v->power;
     size_t used;
+    char caps[64] = "";
     if (v->n == 0) {
-        snprintf(buf, n, "power: none (no element judged)");
+        snprintf(buf, n, "Power: none (no element judged).");
         return;
     }
-    used = (size_t)snprintf(buf, n, "power: over %lld elements%s%.0f%s this evidence rejects a lean of %.2g D, a gain "
-                            "of %.2g D (%.2g%%)", (long long)v->n, v->ev.captures > 1 ? " in " : "",
-                            v->ev.captures > 1 ? v->ev.captures : 0.0, v->ev.captures > 1 ? " captures" : "",
-                            p->lean, p->gain, 100 * p->gain_relative);
+    if (v->ev.captures > 1) snprintf(caps, sizeof caps, " in %.0f captures", v->ev.captures);
+    used = (size_t)snprintf(buf, n, "Power: over %lld elements%s, this evidence rejects a lean of %.2g D, a gain "
+                            "of %.2g D (%.2g%%)", (long long)v->n, caps, p->lean, p->gain, 100 * p->gain_relative);
     if (used < n && p->channel > 0) used += (size_t)snprintf(buf + used, n - used, ", a per-channel bias of %.2g D",
                                                              p->channel);
     if (used < n && p->row > 0) used += (size_t)snprintf(buf + used, n - used, ", a per-row bias of %.2g D", p->row);
@@ -271,51 +462,203 @@ static void power_sentence(const adm_verdict *v, char *buf, size_t n)
     if (used < n) snprintf(buf + used, n - used, ".");
 }
 
+void adm_report_static_text(const char *text, char *buf, size_t n)
+{
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    const char *k;
+    json_t *v;
+    size_t used = 0;
+    if (n) buf[0] = '\0';
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return;
+    }
+    json_object_foreach(o, k, v) {
+        char val[64];
+        if (json_is_string(v)) snprintf(val, sizeof val, "%s", json_string_value(v));
+        else if (json_is_boolean(v)) snprintf(val, sizeof val, "%s", json_is_true(v) ? "true" : "false");
+        else if (json_is_number(v)) snprintf(val, sizeof val, "%g", json_number_value(v));
+        else snprintf(val, sizeof val, "?");
+        if (used < n) used += (size_t)snprintf(buf + used, n - used, "%s%s %s", used ? ", " : "", k, val);
+    }
+    json_decref(o);
+}
+
+/* ------------------------------------------------------------ the terminal */
+
+/* A ratio as the table prints it; "-" when not finite. */
+static const char *ratio_text(double x, char *b, size_t n)
+{
+    if (!isfinite(x)) snprintf(b, n, "-");
+    else snprintf(b, n, "%.3gx", x);
+    return b;
+}
+
+/* The claim column's word and colour. */
+static const char *status_word(const adm_report_row *row, int color, const char **sgr)
+{
+    adm_claim_status cs = adm_report_claim_status(row);
+    *sgr = "";
+    switch (cs) {
+    case ADM_CLAIM_HOLDS: *sgr = adm_sgr(color, ADM_SGR_GREEN); return "holds";
+    case ADM_CLAIM_PROMOTABLE:
+        *sgr = adm_sgr(color, row->strict ? ADM_SGR_RED : ADM_SGR_PURPLE);
+        return "promotable";
+    case ADM_CLAIM_UNSAFE: *sgr = adm_sgr(color, ADM_SGR_RED); return "unsafe";
+    case ADM_CLAIM_ERROR: *sgr = adm_sgr(color, ADM_SGR_RED); return "error";
+    case ADM_CLAIM_NONE: break;
+    }
+    return "-";
+}
+
+/* The columns after the names: claimed tier, verdict, claim, and (when
+ * nums) the four numbers; ADM_REPORT_TAIL columns in all. */
+#define TAIL_TIERS 31 /* 9 + 1 + 9 + 1 + 10 + 1 */
+#define TAIL_NUMS 33  /* " %7s" three times and " %8s" */
+static void print_tail(FILE *f, const adm_report_row *row, int color, int nums)
+{
+    const adm_verdict *v = &row->verdict;
+    const char *sgr, *word = status_word(row, color, &sgr);
+    char a[32], b[32], c[32], d[32];
+    adm_text_pad(f, row->has_claim ? adm_tier_name(row->claim) : "-", 9);
+    fputc(' ', f);
+    adm_text_pad(f, row->error ? "error" : adm_tier_name(v->tier), 9);
+    fputc(' ', f);
+    fputs(sgr, f);
+    fputs(word, f);
+    fputs(*sgr ? ADM_SGR_RESET : "", f);
+    if (!nums) return;
+    for (int k = adm_text_cols(word); k < 10; k++) fputc(' ', f);
+    if (row->error) {
+        fprintf(f, " %7s %7s %7s %8s", "-", "-", "-", "-");
+        return;
+    }
+    snprintf(d, sizeof d, "%.2g", v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].diff);
+    fprintf(f, " %7s %7s %7s %8s", ratio_text(v->rms_ratio, a, sizeof a), ratio_text(v->max_ratio_judged, b, sizeof b),
+            ratio_text(v->ulp_ratio, c, sizeof c), isfinite(v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].diff) ? d : "-");
+}
+
 void adm_report_print(const adm_report *r, FILE *f)
 {
-    fprintf(f, "%s\n", r->title);
-    fprintf(f, "%-30s %-22s %-9s %-9s %8s %8s %8s %8s\n", r->source_label ? r->source_label : "capture",
-            "candidate", r->claim_label ? r->claim_label : "claim", "verdict", "rms", "max", "ulp", "lean");
+    const int width = r->width ? r->width : ADM_REPORT_DEFAULT_WIDTH, color = r->color;
+    const char *slab = r->source_label ? r->source_label : "capture", *clab = r->claim_label ? r->claim_label : "claimed";
+    const char *against = adm_report_is_table(r) ? "declared" : "the claim";
+    int ws = adm_text_cols(slab), wc = 9, one_line, split_nums;
+    char src[4096], cand[4096], lead[64];
+    for (int i = 0; i < r->n; i++) {
+        adm_text_escape(src, sizeof src, adm_report_base(r->rows[i].source));
+        adm_text_escape(cand, sizeof cand, r->rows[i].candidate);
+        if (adm_text_cols(src) > ws) ws = adm_text_cols(src);
+        if (adm_text_cols(cand) > wc) wc = adm_text_cols(cand);
+    }
+    /* one line a row when the whole row fits (the name columns at least
+     * 30 and 22 wide when that fits too, so that short names line up from
+     * one report to the next), else the names on a line of their own; on
+     * a very narrow terminal the numbers on a third */
+    one_line = ws + 1 + wc + 1 + TAIL_TIERS + TAIL_NUMS - 1 <= width;
+    if (one_line && (ws < 30 || wc < 22) &&
+        (ws > 30 ? ws : 30) + 1 + (wc > 22 ? wc : 22) + 1 + TAIL_TIERS + TAIL_NUMS - 1 <= width) {
+        ws = ws > 30 ? ws : 30;
+        wc = wc > 22 ? wc : 22;
+    }
+    split_nums = !one_line && 4 + TAIL_TIERS + TAIL_NUMS - 1 > width;
+    adm_text_escape(src, sizeof src, r->title);
+    fprintf(f, "%s\n", src);
+    if (one_line) {
+        adm_text_pad(f, slab, ws);
+        fputc(' ', f);
+        adm_text_pad(f, "candidate", wc);
+        fputc(' ', f);
+    } else {
+        fprintf(f, "%s  candidate\n    ", slab);
+    }
+    adm_text_pad(f, clab, 9);
+    fputc(' ', f);
+    adm_text_pad(f, "verdict", 9);
+    fputc(' ', f);
+    if (split_nums) fputs("claim\n", f);
+    else fprintf(f, "%-10s %7s %7s %7s %8s\n", "claim", "rms", "max", "ulp", "lean (D)");
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
         const adm_verdict *v = &row->verdict;
         int first = 1;
-        char src[256], cand[256], note[256], lead[64];
+        char note[512];
+        adm_text_escape(src, sizeof src, adm_report_base(row->source));
+        adm_text_escape(cand, sizeof cand, row->candidate);
+        if (one_line) {
+            adm_text_pad(f, src, ws);
+            fputc(' ', f);
+            adm_text_pad(f, cand, wc);
+            fputc(' ', f);
+        } else {
+            if (adm_text_cols(src) + 2 + adm_text_cols(cand) <= width) fprintf(f, "%s  %s\n    ", src, cand);
+            else fprintf(f, "%s\n  %s\n    ", src, cand);
+        }
+        print_tail(f, row, color, !split_nums);
+        fputc('\n', f);
+        if (split_nums && !row->error) {
+            char a[32], b[32], c[32], t[160];
+            snprintf(t, sizeof t, "rms %s, max %s, ulp %s, lean %.2g D", ratio_text(v->rms_ratio, a, sizeof a),
+                     ratio_text(v->max_ratio_judged, b, sizeof b), ratio_text(v->ulp_ratio, c, sizeof c),
+                     v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].diff);
+            adm_text_wrap(f, "   ", 6, width, t);
+        }
         if (row->error) {
-            char msg[32768]; /* the library's longest message, whole (core/status.c) */
-            adm_text_escape(src, sizeof src, base(row->source));
-            adm_text_escape(cand, sizeof cand, row->candidate);
-            adm_text_escape(msg, sizeof msg, row->error);
-            fprintf(f, "%-30.30s %-22.22s %-9s %-9s %8s %8s %8s %8s  not measured: %s\n", src, cand,
-                    row->has_claim ? adm_tier_name(row->claim) : "-", "error", "-", "-", "-", "-", msg);
+            char *msg = malloc(ADM_REPORT_TEXT_MAX); /* the library's longest message, whole (core/status.c) */
+            if (msg) adm_text_escape(msg, ADM_REPORT_TEXT_MAX, row->error);
+            fputs(adm_sgr(color, ADM_SGR_RED), f);
+            adm_text_wrap(f, "    not measured:", 6, width, msg ? msg : "(out of memory)");
+            fputs(adm_sgr(color, ADM_SGR_RESET), f);
+            free(msg);
             continue;
         }
-        adm_text_escape(src, sizeof src, base(row->source));
-        adm_text_escape(cand, sizeof cand, row->candidate);
-        /* columns cut to their width at a character, never inside an escape
-         * or a UTF-8 sequence: the escaped names are ASCII */
-        fprintf(f, "%-30.30s %-22.22s %-9s %-9s %7.3gx %7.3gx %7.3gx %8.2g", src, cand,
-                row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged,
-                v->ulp_ratio, v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].diff);
-        if (adm_report_claim_violated(row))
-            fprintf(f, row->verdict.tier > row->claim ? "  << looser than %s (unsafe)" : "  << stricter than %s (promotable)",
-                    r->claim_label ? "declared" : "the claim");
-        fputc('\n', f);
+        if (row->has_claim && v->tier != row->claim) {
+            int unsafe = v->tier > row->claim;
+            snprintf(note, sizeof note, "measured %s, %s than %s %s%s", adm_tier_name(v->tier),
+                     unsafe ? "looser" : "stricter", against, unsafe ? "(unsafe)" : "(promotable)",
+                     unsafe ? "." : row->strict ? ": --strict counts it." : ": it could be claimed stricter.");
+            fputs(adm_sgr(color, unsafe || row->strict ? ADM_SGR_RED : ADM_SGR_PURPLE), f);
+            adm_text_wrap(f, "    claim:", 6, width, note);
+            fputs(adm_sgr(color, ADM_SGR_RESET), f);
+        }
         for (int g = 1; g < ADM_GATE_COUNT; g++) {
             if (g == ADM_GATE_EXACT && v->tier != ADM_TIER_EXACT) continue;
             if (v->gate[g].passed) continue;
             snprintf(lead, sizeof lead, "    %s:", adm_gate_name(g));
-            print_wrapped(f, lead, 6, v->gate[g].reason);
+            adm_text_wrap(f, lead, 6, width, v->gate[g].reason);
             first = 0;
         }
         snprintf(note, sizeof note, "%s[%s%s]%s", first ? (v->tier == ADM_TIER_EXACT ? "bit-identical " : "all gates of its tier hold ") : "",
-                 v->oracle_certified ? "certified, " : "", oracle_basis(v),
+                 v->oracle_certified ? "certified, " : "", adm_report_oracle_basis(v),
                  !v->ulp_gated && v->n > 0 ? " [ulp form at the token/channel scale, not gated: no condition scale]" : "");
-        print_wrapped(f, "   ", 6, note);
+        adm_text_wrap(f, "   ", 6, width, note);
+        if (v->decisions > 0 || v->gate[ADM_GATE_FLIP].applicable) {
+            snprintf(note, sizeof note, "flips: %lld of %lld decisions for the candidate, %lld for the reference path "
+                     "(%lld ties)%s.", (long long)v->flips_c, (long long)v->decisions, (long long)v->flips_r,
+                     (long long)v->ties, v->gate[ADM_GATE_FLIP].applicable ? "" : "; the reader is not declared, not gated");
+            adm_text_wrap(f, "   ", 6, width, note);
+        }
         {
             char pw[512];
-            power_sentence(v, pw, sizeof pw);
-            print_wrapped(f, "   ", 6, pw);
+            adm_report_power_sentence(v, pw, sizeof pw);
+            adm_text_wrap(f, "   ", 6, width, pw);
+        }
+    }
+    {
+        char t[1024];
+        fputc('\n', f);
+        snprintf(t, sizeof t, "rms, max and ulp are the candidate's RMS error, maximum error (the figure gate 1 "
+                 "judged) and RMS error in ulps, as multiples of the reference path's; lean is the mean of candidate "
+                 "- reference in units of D, the reference path's RMS error (0: no lean); claim: holds, unsafe "
+                 "(measured looser than %s) or promotable (measured stricter).", against);
+        adm_text_wrap(f, "columns:", 9, width, t);
+        adm_report_summary_text(r, 0, t, sizeof t);
+        {
+            adm_report_summary s;
+            adm_report_summarize(r, &s);
+            fputs(adm_sgr(color, s.errors || s.violations ? ADM_SGR_RED : s.holds + s.promotable ? ADM_SGR_GREEN : ""), f);
+            adm_text_wrap(f, "summary:", 9, width, t);
+            fputs(adm_sgr(color, s.errors || s.violations || s.holds + s.promotable ? ADM_SGR_RESET : ""), f);
         }
     }
 }
@@ -368,9 +711,22 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
         char date[32], host[256];
         int nk;
         json_t *run = json_object();
-        run_context(r, &nk, keys, vals, date, host);
+        adm_report_run_context(r, &nk, keys, vals, date, host);
         for (int i = 0; i < nk; i++) json_object_set_new(run, keys[i], jstr(vals[i]));
         json_object_set_new(root, "run", run);
+    }
+    {
+        adm_report_summary sm;
+        char text[512], head[128];
+        adm_report_summarize(r, &sm);
+        adm_report_summary_text(r, 0, text, sizeof text);
+        adm_report_summary_text(r, 1, head, sizeof head);
+        json_object_set_new(root, "summary",
+                            json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:b,s:b,s:s,s:s}", "results", sm.rows, "holds",
+                                      sm.holds, "promotable", sm.promotable, "unsafe", sm.unsafe, "errors", sm.errors,
+                                      "without_claim", sm.no_claim, "insufficient_evidence", sm.insufficient,
+                                      "violations", sm.violations, "strict", sm.strict,
+                                      "passed", !sm.violations && !sm.errors, "headline", head, "text", text));
     }
     for (int i = 0; i < r->n; i++) {
         const adm_report_row *row = &r->rows[i];
@@ -379,6 +735,13 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
         json_object_set_new(o, "source", jstr(row->source));
         json_object_set_new(o, "op", jstr(row->op));
         json_object_set_new(o, "candidate", jstr(row->candidate));
+        json_object_set_new(o, "claim_status", json_string(adm_claim_status_name(adm_report_claim_status(row))));
+        json_object_set_new(o, "description", row->description ? jstr(row->description) : json_null());
+        {
+            json_t *sj = row->static_decl ? json_loads(row->static_decl, 0, NULL) : NULL;
+            json_object_set_new(o, "static", sj ? sj : json_null());
+        }
+        json_object_set_new(o, "reader", row->reader ? jstr(row->reader) : json_null());
         if (row->error) {
             json_t *err = json_object();
             json_object_set_new(o, "verdict", json_string("error"));
@@ -505,6 +868,20 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
             json_object_set_new(h, "candidate", hc);
             json_object_set_new(o, "ulp_error_histogram", h);
         }
+        {
+            json_t *h = json_object(), *hr = json_array(), *hc = json_array();
+            for (int b = 0; b < ADM_HIST_LOG_BINS; b++) {
+                json_array_append_new(hr, json_integer(v->hist_log_r[b]));
+                json_array_append_new(hc, json_integer(v->hist_log_c[b]));
+            }
+            /* bin ADM_HIST_LOG_ZERO: |e| < 2^min_log2_ulps; zero +- k: 2^(min + k - 1) <= |e| < 2^(min + k),
+             * signed; the two ends: larger still */
+            json_object_set_new(h, "min_log2_ulps", json_integer(ADM_HIST_LOG_MIN));
+            json_object_set_new(h, "octaves", json_integer(ADM_HIST_LOG_OCTAVES));
+            json_object_set_new(h, "reference", hr);
+            json_object_set_new(h, "candidate", hc);
+            json_object_set_new(o, "ulp_error_log_histogram", h);
+        }
         for (int g = 1; g < ADM_GATE_COUNT; g++) {
             json_t *go = json_object();
             json_object_set_new(go, "gate", json_string(adm_gate_name(g)));
@@ -522,6 +899,18 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
     if (!text) return ADM_FAIL(ADM_ERR_NOMEM, "JSON report: out of memory");
     *out = text;
     *len = strlen(text);
+    return ADM_OK;
+}
+
+adm_status adm_report_json(adm_report *r, const char **text)
+{
+    char *t;
+    size_t len;
+    *text = NULL;
+    ADM_TRY(render_json(r, &t, &len));
+    free(r->json);
+    r->json = t;
+    *text = t;
     return ADM_OK;
 }
 
@@ -556,9 +945,9 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
         }
         {
             char pw[512];
-            power_sentence(v, pw, sizeof pw);
+            adm_report_power_sentence(v, pw, sizeof pw);
             snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx; oracle: %s; ",
-                     adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged, v->ulp_ratio, oracle_basis(v));
+                     adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged, v->ulp_ratio, adm_report_oracle_basis(v));
             adm_buf_puts(&b, tmp);
             adm_buf_xml(&b, pw);
             adm_buf_puts(&b, "</system-out>\n");
@@ -582,182 +971,6 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
     if (b.oom) {
         free(b.p);
         return ADM_FAIL(ADM_ERR_NOMEM, "JUnit report: out of memory");
-    }
-    *out = b.p;
-    *len = b.n;
-    return ADM_OK;
-}
-
-/* An inline SVG: the error histograms (in ulps) of the reference path
- * (grey) and the candidate (blue), log-scaled counts. */
-static void svg_hist(adm_buf *b, const adm_verdict *v)
-{
-    char t[256];
-    const int W = 340, H = 90, bw = W / ADM_HIST_BINS;
-    double top = 1;
-    for (int i = 0; i < ADM_HIST_BINS; i++) top = fmax(top, (double)(v->hist_r[i] > v->hist_c[i] ? v->hist_r[i] : v->hist_c[i]));
-    snprintf(t, sizeof t, "<svg width=\"%d\" height=\"%d\" role=\"img\"><title>error in ulps, -%g..%g, outside at the ends</title>",
-             W, H + 12, ADM_HIST_RANGE, ADM_HIST_RANGE);
-    adm_buf_puts(b, t);
-    for (int s = 0; s < 2; s++)
-        for (int i = 0; i < ADM_HIST_BINS; i++) {
-            int64_t c = s ? v->hist_c[i] : v->hist_r[i];
-            double h = c > 0 ? (double)H * log10(1.0 + (double)c) / log10(1.0 + top) : 0;
-            snprintf(t, sizeof t, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\" opacity=\"%s\"/>",
-                     i * bw + (s ? bw / 3 : 0), H - h, s ? bw / 2 : bw - 1, h, s ? "#2060c0" : "#999", s ? "0.9" : "0.7");
-            adm_buf_puts(b, t);
-        }
-    snprintf(t, sizeof t, "<text x=\"0\" y=\"%d\" font-size=\"9\">-%g ulp</text><text x=\"%d\" y=\"%d\" "
-             "font-size=\"9\">0</text><text x=\"%d\" y=\"%d\" font-size=\"9\">+%g</text></svg>",
-             H + 10, ADM_HIST_RANGE, W / 2 - 3, H + 10, W - 22, H + 10, ADM_HIST_RANGE);
-    adm_buf_puts(b, t);
-}
-
-static void put_num_row(adm_buf *b, const char *what, double ref, double cand)
-{
-    char t[256];
-    snprintf(t, sizeof t, "<tr><th>%s</th><td class=\"num\">%.4g</td><td class=\"num\">%.4g</td></tr>", what, ref, cand);
-    adm_buf_puts(b, t);
-}
-
-static adm_status render_html(const adm_report *r, char **out, size_t *len)
-{
-    adm_buf b = {0};
-    char tmp[512], date[32], host[256];
-    const char *keys[ADM_REPORT_MAX_CONTEXT + 4], *vals[ADM_REPORT_MAX_CONTEXT + 4];
-    int nk;
-    adm_buf_puts(&b, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-              "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>");
-    adm_buf_xml(&b, r->title);
-    /* fits a laptop's width: the summary holds only short cells, long text
-     * (reasons) lives in the per-entry details and wraps anywhere */
-    adm_buf_puts(&b, "</title><style>"
-              "body{font-family:system-ui,sans-serif;font-size:14px;margin:16px auto;max-width:1280px;padding:0 16px;"
-              "color:#222}h1{font-size:22px}h2{font-size:17px;margin:24px 0 6px}"
-              "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 7px;vertical-align:top;"
-              "text-align:left}.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}"
-              "table.sum{width:100%}table.sum td{overflow-wrap:anywhere}dl.run{display:grid;"
-              "grid-template-columns:max-content 1fr;gap:2px 12px;margin:0 0 12px}dl.run dt{font-weight:600}"
-              "dl.run dd{margin:0;overflow-wrap:anywhere}.exact{background:#d8f0d8}.lossless{background:#e8f4e8}"
-              ".high{background:#f8e0d8}.bad{outline:3px solid #c00}section{border-top:1px solid #ccc;margin-top:16px}"
-              ".reasons p{margin:4px 0;max-width:110ch;overflow-wrap:anywhere}.detail{display:flex;flex-wrap:wrap;"
-              "gap:16px;align-items:flex-start}"
-              "</style></head><body>\n<h1>");
-    adm_buf_xml(&b, r->title);
-    adm_buf_puts(&b, "</h1>\n<dl class=\"run\">");
-    run_context(r, &nk, keys, vals, date, host);
-    for (int i = 0; i < nk; i++) {
-        adm_buf_puts(&b, "<dt>");
-        adm_buf_xml(&b, keys[i]);
-        adm_buf_puts(&b, "</dt><dd>");
-        adm_buf_xml(&b, vals[i]);
-        adm_buf_puts(&b, "</dd>");
-    }
-    adm_buf_puts(&b, "</dl>\n<table class=\"sum\">\n<tr><th>");
-    adm_buf_xml(&b, r->source_label ? r->source_label : "capture");
-    adm_buf_puts(&b, "</th><th>candidate</th><th>");
-    adm_buf_xml(&b, r->claim_label ? r->claim_label : "claim");
-    adm_buf_puts(&b, "</th><th>measured</th><th class=\"num\">RMS</th><th class=\"num\">max</th><th class=\"num\">ulp RMS</th>"
-              "<th class=\"num\">lean (D)</th><th>failed gates</th></tr>\n");
-    for (int i = 0; i < r->n; i++) {
-        const adm_report_row *row = &r->rows[i];
-        const adm_verdict *v = &row->verdict;
-        if (row->error) {
-            adm_buf_puts(&b, "<tr class=\"error bad\"><td>");
-            adm_buf_xml(&b, row->source);
-            adm_buf_puts(&b, "</td><td>");
-            adm_buf_xml(&b, row->candidate);
-            snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>error</td><td colspan=\"5\">not measured</td><td>",
-                     row->has_claim ? adm_tier_name(row->claim) : "-");
-            adm_buf_puts(&b, tmp);
-            adm_buf_xml(&b, row->error);
-            adm_buf_puts(&b, "</td></tr>\n");
-            continue;
-        }
-        int any = 0;
-        snprintf(tmp, sizeof tmp, "<tr class=\"%s%s\"><td><a href=\"#e%d\">", adm_tier_name(v->tier),
-                 adm_report_claim_violated(row) ? " bad" : "", i + 1);
-        adm_buf_puts(&b, tmp);
-        adm_buf_xml(&b, base(row->source));
-        adm_buf_puts(&b, "</a></td><td>");
-        adm_buf_xml(&b, row->candidate);
-        snprintf(tmp, sizeof tmp, "</td><td>%s</td><td>%s</td><td class=\"num\">%.3gx</td><td class=\"num\">%.3gx</td>"
-                 "<td class=\"num\">%.3gx%s</td><td class=\"num\">%.3g</td><td>",
-                 row->has_claim ? adm_tier_name(row->claim) : "-", adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged,
-                 v->ulp_ratio, v->ulp_gated ? "" : " (not gated)", v->bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].diff);
-        adm_buf_puts(&b, tmp);
-        for (int g = 1; g < ADM_GATE_COUNT; g++)
-            if (!v->gate[g].passed && (g != ADM_GATE_EXACT || v->tier == ADM_TIER_EXACT)) {
-                adm_buf_puts(&b, any ? ", " : "");
-                adm_buf_xml(&b, adm_gate_name(g));
-                any = 1;
-            }
-        if (!any) adm_buf_puts(&b, v->tier == ADM_TIER_EXACT ? "none: bit-identical" : "none");
-        if (adm_report_claim_violated(row))
-            adm_buf_puts(&b, row->verdict.tier > row->claim ? " <b>(unsafe)</b>" : " <b>(promotable)</b>");
-        adm_buf_puts(&b, "</td></tr>\n");
-    }
-    adm_buf_puts(&b, "</table>\n");
-    for (int i = 0; i < r->n; i++) {
-        const adm_report_row *row = &r->rows[i];
-        const adm_verdict *v = &row->verdict;
-        if (row->error) continue; /* no verdict to detail: its row says why */
-        snprintf(tmp, sizeof tmp, "<section id=\"e%d\"><h2>", i + 1);
-        adm_buf_puts(&b, tmp);
-        adm_buf_xml(&b, base(row->source));
-        adm_buf_puts(&b, " &middot; ");
-        adm_buf_xml(&b, row->candidate);
-        snprintf(tmp, sizeof tmp, ": <span class=\"%s\">%s</span>%s</h2>\n<p>", adm_tier_name(v->tier),
-                 adm_tier_name(v->tier), row->has_claim ? "" : "");
-        adm_buf_puts(&b, tmp);
-        adm_buf_xml(&b, row->source);
-        adm_buf_puts(&b, " &middot; op ");
-        adm_buf_xml(&b, row->op);
-        adm_buf_puts(&b, " &middot; oracle: ");
-        adm_buf_xml(&b, oracle_basis(v));
-        snprintf(tmp, sizeof tmp, " &middot; %lld elements compared &middot; %lld refined with MPFR</p>\n"
-                 "<div class=\"detail\"><table><tr><th></th><th>reference path</th><th>candidate</th></tr>",
-                 (long long)v->n, (long long)row->mpfr_refined);
-        adm_buf_puts(&b, tmp);
-        put_num_row(&b, "RMS error", v->rms_r, v->rms_c);
-        put_num_row(&b, "max error", v->max_r, v->max_c);
-        put_num_row(&b, "RMS error (ulps)", v->ulp_rms_r, v->ulp_rms_c);
-        {
-            static const char *lab[ADM_BIAS_SCOPES][ADM_BIAS_KINDS] = {
-                {"mean error (D)", "mean along sign(o) (D)", "gain (D)"},
-                {"per-channel mean (D)", "per-channel sign (D)", "per-channel gain (D)"},
-                {"per-row mean (D)", "per-row sign (D)", "per-row gain (D)"}};
-            for (int sc = 0; sc < ADM_BIAS_SCOPES; sc++)
-                for (int k = 0; k < ADM_BIAS_KINDS; k++)
-                    if (v->bias[sc][k].applicable) put_num_row(&b, lab[sc][k], v->bias[sc][k].ref, v->bias[sc][k].cand);
-        }
-        adm_buf_puts(&b, "</table><figure style=\"margin:0\">");
-        svg_hist(&b, v);
-        adm_buf_puts(&b, "<figcaption>error in ulps: reference path grey, candidate blue</figcaption></figure></div>\n"
-                  "<div class=\"reasons\">");
-        for (int g = 1; g < ADM_GATE_COUNT; g++) {
-            if (v->gate[g].passed && v->gate[g].applicable) continue;
-            if (g == ADM_GATE_EXACT && v->tier != ADM_TIER_EXACT) continue;
-            adm_buf_puts(&b, "<p><b>");
-            adm_buf_xml(&b, adm_gate_name(g));
-            adm_buf_puts(&b, v->gate[g].passed ? "</b> (not applicable): " : "</b>: ");
-            adm_buf_xml(&b, v->gate[g].reason);
-            adm_buf_puts(&b, "</p>");
-        }
-        {
-            char pw[512];
-            power_sentence(v, pw, sizeof pw);
-            adm_buf_puts(&b, "<p class=\"power\">");
-            adm_buf_xml(&b, pw);
-            adm_buf_puts(&b, "</p>");
-        }
-        adm_buf_puts(&b, "</div><p><a href=\"#\">back to the summary</a></p></section>\n");
-    }
-    adm_buf_puts(&b, "<p>Gates and thresholds: harness/GATES.md. Generated by admit " ADM_VERSION_STRING ".</p>\n"
-              "</body></html>\n");
-    if (b.oom) {
-        free(b.p);
-        return ADM_FAIL(ADM_ERR_NOMEM, "HTML report: out of memory");
     }
     *out = b.p;
     *len = b.n;
@@ -822,7 +1035,7 @@ adm_status adm_report_write_all(const adm_report *r, const char *json, const cha
             sg[n].made_dir = !existed;
             sg[n].dir = html_dir;
             snprintf(hpath, sizeof hpath, "%s/index.html", html_dir);
-            st = stage(r, render_html, hpath, &sg[n++]);
+            st = stage(r, adm_report_render_html, hpath, &sg[n++]);
         }
     }
     /* all written: move them into place; a failure takes back the ones

@@ -14,7 +14,7 @@ const adm_bad_case adm_bad_cases[] = {
     {"truncated.h5", 0, ADM_ERR_FORMAT, "truncated", "corrupt"},
     {"no_magic.h5", 0, ADM_ERR_FORMAT, "'admit_format' is missing", "expected 'admit-capture'"},
     {"wrong_magic.h5", 0, ADM_ERR_FORMAT, "'admit_format' is 'not-admit'", "expected 'admit-capture'"},
-    {"newer_version.h5", 0, ADM_ERR_VERSION, "'admit_version' = 2", "newer admit"},
+    {"newer_version.h5", 0, ADM_ERR_VERSION, "'admit_version' = 3", "newer admit"},
     {"op_not_string.h5", 0, ADM_ERR_FORMAT, "attribute 'op'", "must be a single string"},
     {"missing_inputs.h5", 0, ADM_ERR_FORMAT, "group '/inputs'", "missing"},
     {"unknown_dtype.h5", 0, ADM_ERR_FORMAT, "dataset '/inputs/x'", "unknown dtype 'bf17'"},
@@ -301,7 +301,7 @@ adm_status adm_make_bad_captures(const char *dir)
     set_str(f, "admit_format", "not-admit");
     H5Fclose(f);
     f = edit(dir, base, "newer_version.h5");
-    set_int(f, "admit_version", 2);
+    set_int(f, "admit_version", 3);
     H5Fclose(f);
     f = edit(dir, base, "op_not_string.h5");
     set_int(f, "op", 7);

@@ -188,6 +188,26 @@ static const struct { const char *op, *name; adm_tier tier; double bound_u; } ex
     {"mean_sq", "bf16_accum", ADM_TIER_HIGH, 0x1p23},           /* half the statistic */
     {"linear_attention", "bf16_gemm", ADM_TIER_HIGH, 0x1p16},    /* 2^-8 relative */
     {"attention", "math_bf16", ADM_TIER_HIGH, 8},                /* logits, weights in bf16 */
+    /* the CUDA twins: their emulations' bounds (their bits, on a GPU) */
+    {"linear", "cuda_eager", ADM_TIER_LOSSLESS, 1},
+    {"linear", "cuda_bias_epilogue", ADM_TIER_LOSSLESS, 1},
+    {"linear", "cuda_splitk_fp32", ADM_TIER_LOSSLESS, 1},
+    {"linear", "cuda_splitk_bf16", ADM_TIER_HIGH, 2},
+    {"linear", "cuda_added_qkv_fused", ADM_TIER_LOSSLESS, 1},
+    {"linear", "cuda_nvfp4_input", ADM_TIER_HIGH, 64},
+    {"linear+gelu", "cuda_eager", ADM_TIER_LOSSLESS, 1},
+    {"linear+gelu", "cuda_fused_epilogue", ADM_TIER_LOSSLESS, 1},
+    {"gated_residual", "cuda_eager", ADM_TIER_LOSSLESS, 1},
+    {"gated_residual", "cuda_early_round", ADM_TIER_LOSSLESS, 1},
+    {"rmsnorm", "cuda_eager", ADM_TIER_LOSSLESS, 1},
+    {"rmsnorm", "cuda_fused_fp32", ADM_TIER_LOSSLESS, 1},
+    {"rmsnorm", "cuda_bf16_stats", ADM_TIER_HIGH, 64},
+    {"layernorm", "cuda_eager", ADM_TIER_LOSSLESS, 1},
+    {"layernorm", "cuda_fused_affine_folded", ADM_TIER_LOSSLESS, 1},
+    {"linear_attention", "cuda_eager_fp32", ADM_TIER_LOSSLESS, 16},
+    {"linear_attention", "cuda_bf16_gemm", ADM_TIER_HIGH, 0x1p16},
+    {"groupnorm", "cuda_eager", ADM_TIER_LOSSLESS, 1},
+    {"groupnorm", "cuda_fused_twopass", ADM_TIER_LOSSLESS, 1},
     {"row_sum", "sequential", ADM_TIER_HIGH, 64},                /* error growing as n, not log n: 4x pairwise's */
     {"row_sum", "bf16_acc", ADM_TIER_HIGH, 0x1p20},              /* 512 bf16 roundings of the running sum */
 };

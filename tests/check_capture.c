@@ -2,6 +2,7 @@
  * writes, statistics, the synthetic generator, and a capture written by
  * the Python helper (ADM_PY_CAPTURE). */
 #include "adm_capture.h"
+#include "adm_harness.h"
 #include "adm_oracle.h"
 #include "bad_captures.h"
 
@@ -122,7 +123,12 @@ static void roundtrip(int gzip)
     ck_assert_str_eq(adm_capture_layer(r), "blocks.3.ff");
     ck_assert_str_eq(adm_capture_source(r), "check_capture");
     ck_assert_int_eq(adm_capture_step(r), 12);
-    ck_assert_int_eq(adm_capture_version(r), 1);
+    /* its cases leave out inputs (the empty case the bias, the refused one
+     * w and the bias): version 2, where they are the capture's */
+    ck_assert_int_eq(adm_capture_version(r), 2);
+    ck_assert_ptr_eq(adm_capture_special_find_input(r, 0, "bias"), adm_capture_find_input(r, "bias"));
+    ck_assert_ptr_eq(adm_capture_special_find_input(r, 0, "w"), adm_capture_special_input(r, 0, 1).tensor);
+    ck_assert_ptr_null(adm_capture_special_find_input(r, 0, "nope"));
     ck_assert_int_eq(adm_capture_input_count(r), 3);
     /* creation order is kept */
     ck_assert_str_eq(adm_capture_input(r, 0).name, "x");
@@ -170,6 +176,72 @@ static void roundtrip(int gzip)
     adm_tensor_free(&orc);
     adm_tensor_free(&empty);
 }
+
+/* Version 2 (issue 17): a special case stores its own small inputs and
+ * leaves the rest to /inputs; a file whose every case is whole is written
+ * as version 1, and a version 1 file keeps version 1's meaning (an input
+ * a case lacks is absent, not the capture's). */
+START_TEST(test_special_inherit)
+{
+    adm_capture *c, *r;
+    adm_tensor x, w, b, y, xs, ys;
+    int64_t xsh[2] = {64, 32}, wsh[2] = {24, 32}, bsh[1] = {24}, ysh[2] = {64, 24}, cs[2] = {8, 32}, cy[2] = {8, 24};
+    char path[512];
+    int idx;
+    hid_t f;
+    ck_assert_int_eq(adm_synth_gaussian(1, 1.0, ADM_BF16, 2, xsh, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(2, 0.1, ADM_BF16, 2, wsh, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(3, 0.1, ADM_BF16, 1, bsh, &b), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(4, 1.0, ADM_BF16, 2, ysh, &y), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(5, 1.0, ADM_BF16, 2, cs, &xs), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(6, 1.0, ADM_BF16, 2, cy, &ys), ADM_OK);
+    for (int whole = 0; whole < 2; whole++) {
+        ck_assert_int_eq(adm_capture_create("linear", "{}", &c), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_input(c, "x", &x), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_input(c, "w", &w), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_input(c, "bias", &b), ADM_OK);
+        ck_assert_int_eq(adm_capture_set_reference(c, &y), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_special(c, "nan_row", &idx), ADM_OK);
+        ck_assert_int_eq(adm_capture_special_add_input(c, idx, "x", &xs), ADM_OK);
+        if (whole) {
+            ck_assert_int_eq(adm_capture_special_add_input(c, idx, "w", &w), ADM_OK);
+            ck_assert_int_eq(adm_capture_special_add_input(c, idx, "bias", &b), ADM_OK);
+        }
+        ck_assert_int_eq(adm_capture_special_set_reference(c, idx, &ys), ADM_OK);
+        ck_assert_msg(adm_capture_validate(c) == ADM_OK, "%s", adm_error_message());
+        path_in(path, sizeof path, whole ? "inherit_whole.h5" : "inherit.h5");
+        ck_assert_int_eq(adm_capture_write(c, path, 0), ADM_OK);
+        ck_assert_int_eq(adm_capture_read(path, &r), ADM_OK);
+        ck_assert_int_eq(adm_capture_version(r), whole ? 1 : 2);
+        ck_assert_int_eq(adm_capture_special_input_count(r, 0), whole ? 3 : 1);
+        ck_assert(same_bits(adm_capture_special_find_input(r, 0, "x"), &xs));
+        ck_assert(same_bits(adm_capture_special_find_input(r, 0, "w"), &w));
+        ck_assert(same_bits(adm_capture_special_find_input(r, 0, "bias"), &b));
+        ck_assert_msg(adm_capture_validate(r) == ADM_OK, "%s", adm_error_message());
+        adm_capture_free(r);
+        adm_capture_free(c);
+    }
+    /* version 1 without w in its case: w is missing there, not inherited */
+    path_in(path, sizeof path, "inherit_whole.h5");
+    f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    ck_assert_int_ge(f, 0);
+    ck_assert_int_ge(H5Ldelete(f, "/special/nan_row/inputs/w", H5P_DEFAULT), 0);
+    H5Fclose(f);
+    ck_assert_int_eq(adm_capture_read(path, &r), ADM_OK);
+    ck_assert_int_eq(adm_capture_version(r), 1);
+    ck_assert_ptr_null(adm_capture_special_find_input(r, 0, "w"));
+    ck_assert_int_eq(adm_capture_validate(r), ADM_ERR_FORMAT);
+    ck_assert_ptr_nonnull(strstr(adm_error_message(), "/special/nan_row/inputs"));
+    adm_capture_free(r);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+    adm_tensor_free(&y);
+    adm_tensor_free(&xs);
+    adm_tensor_free(&ys);
+    adm_error_clear();
+}
+END_TEST
 
 START_TEST(test_roundtrip_raw) { roundtrip(0); }
 END_TEST
@@ -452,6 +524,204 @@ START_TEST(test_python_capture)
 }
 END_TEST
 
+/* ------------------------------------------------------------ borrowed */
+
+/* The two captures' replays, verdict by verdict: every byte (adm_judge
+ * zeroes a verdict before filling it, so padding compares too). */
+static void same_replay(const adm_capture *a, const adm_capture *b, const char *what)
+{
+    adm_replay_result ra, rb;
+    ck_assert_msg(adm_harness_replay(a, NULL, NULL, &ra) == ADM_OK, "%s: %s", what, adm_error_message());
+    ck_assert_msg(adm_harness_replay(b, NULL, NULL, &rb) == ADM_OK, "%s: %s", what, adm_error_message());
+    ck_assert_int_eq(ra.n, rb.n);
+    ck_assert_int_eq(ra.mpfr_refined, rb.mpfr_refined);
+    for (int k = 0; k < ra.n; k++) {
+        ck_assert_str_eq(ra.names[k], rb.names[k]);
+        ck_assert_msg(!memcmp(&ra.verdicts[k], &rb.verdicts[k], sizeof ra.verdicts[k]),
+                      "%s: candidate %s: %s, rms ratio %.17g from the borrowed views; %s, %.17g from the file", what,
+                      ra.names[k], adm_tier_name(ra.verdicts[k].tier), ra.verdicts[k].rms_ratio,
+                      adm_tier_name(rb.verdicts[k].tier), rb.verdicts[k].rms_ratio);
+    }
+    adm_replay_result_free(&ra);
+    adm_replay_result_free(&rb);
+}
+
+/* A view of dense storage with the given strides and offset. */
+static adm_tensor view_of(const adm_tensor *storage, int ndim, const int64_t *shape, const int64_t *stride,
+                          int64_t offset)
+{
+    adm_tensor v;
+    ck_assert_int_eq(adm_tensor_wrap(&v, storage->dtype, ndim, shape, stride, offset, storage->data,
+                                     adm_tensor_numel(storage)),
+                     ADM_OK);
+    return v;
+}
+
+/* Copies the logical elements of v into dense storage laid out as `into`
+ * (a view of it), so that the view reads v's values. */
+static void fill_view(adm_tensor *into, const adm_tensor *v)
+{
+    for (int64_t i = 0; i < adm_tensor_numel(v); i++) adm_tensor_set_bits(into, i, adm_tensor_bits(v, i));
+}
+
+START_TEST(test_borrowed_views)
+{
+    enum { M = 48, K = 64, N = 40 };
+    int64_t xs[2] = {M, K}, xts[2] = {K, M}, ws[2] = {N, K}, b2[1] = {2 * N}, os[2] = {M, N}, ots[2] = {N, M};
+    adm_tensor x, w, b, xT, wR, bS, orc_ref, ref, candT, cand;
+    adm_tensor vx, vw, vb, vcand, vref;
+    adm_capture *bor, *cpy, *back;
+    const adm_op *op = adm_op_find("linear");
+    adm_op_params p;
+    adm_oracle *o;
+    adm_oracle_result res;
+    char path[512];
+    int idx;
+
+    ck_assert_int_eq(adm_synth_gaussian(21, 1.0, ADM_BF16, 2, xs, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(22, 0.125, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(23, 0.02, ADM_FP32, 1, b2, &b), ADM_OK);
+    /* x read through a transposed layout, w with its rows reversed (a
+     * negative stride), bias every other element */
+    {
+        int64_t st_t[2] = {1, M}, st_r[2] = {-K, 1}, st_s[1] = {2}, nb[1] = {N};
+        adm_tensor into;
+        ck_assert_int_eq(adm_tensor_alloc(&xT, ADM_BF16, 2, xts), ADM_OK);
+        into = view_of(&xT, 2, xs, st_t, 0);
+        fill_view(&into, &x);
+        vx = into;
+        ck_assert_int_eq(adm_tensor_alloc(&wR, ADM_BF16, 2, ws), ADM_OK);
+        into = view_of(&wR, 2, ws, st_r, (int64_t)(N - 1) * K);
+        fill_view(&into, &w);
+        vw = into;
+        bS = b;
+        vb = view_of(&bS, 1, nb, st_s, 1);
+    }
+    ck_assert(!adm_tensor_is_contiguous(&vx) && !adm_tensor_is_contiguous(&vw) && !adm_tensor_is_contiguous(&vb));
+    /* reference: the oracle rounded to bf16; candidate: truncated, stored transposed */
+    ck_assert_int_eq(adm_op_params_parse(op, "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    {
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&vx, &vw, &vb};
+        ck_assert_msg(adm_oracle_eval(o, op, &p, in, &res) == ADM_OK, "%s", adm_error_message());
+    }
+    ck_assert_int_eq(adm_tensor_from_f64(&ref, ADM_BF16, 2, os, res.value.data, ADM_RNE, 0), ADM_OK);
+    ck_assert_int_eq(adm_tensor_from_f64(&cand, ADM_BF16, 2, os, res.value.data, ADM_RTZ, 0), ADM_OK);
+    ck_assert_int_eq(adm_tensor_from_f64(&orc_ref, ADM_FP64, 2, os, res.value.data, ADM_RNE, 0), ADM_OK);
+    {
+        int64_t st_t[2] = {1, M};
+        ck_assert_int_eq(adm_tensor_alloc(&candT, ADM_BF16, 2, ots), ADM_OK);
+        vcand = view_of(&candT, 2, os, st_t, 0);
+        fill_view(&vcand, &cand);
+    }
+    vref = ref;
+
+    /* the same tensors, borrowed and copied */
+    ck_assert_int_eq(adm_capture_create_borrowed("linear", "{}", &bor), ADM_OK);
+    ck_assert_int_eq(adm_capture_create("linear", "{}", &cpy), ADM_OK);
+    {
+        adm_capture *both[2] = {bor, cpy};
+        for (int k = 0; k < 2; k++) {
+            ck_assert_int_eq(adm_capture_set_provenance(both[k], "m", "blocks.0", 3, "check_capture"), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_input(both[k], "x", &vx), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_input(both[k], "w", &vw), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_input(both[k], "bias", &vb), ADM_OK);
+            ck_assert_int_eq(adm_capture_set_reference(both[k], &vref), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_candidate(both[k], "truncated", &vcand), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_candidate(both[k], "same", &vref), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_special(both[k], "refused", &idx), ADM_OK);
+            ck_assert_int_eq(adm_capture_special_add_input(both[k], idx, "x", &vw), ADM_OK);
+            ck_assert_int_eq(adm_capture_special_set_refusal(both[k], idx, ADM_ERR_SHAPE), ADM_OK);
+            ck_assert_int_eq(adm_capture_special_add_candidate(both[k], idx, "same", &vref), ADM_OK);
+            ck_assert_msg(adm_capture_validate(both[k]) == ADM_OK, "%s", adm_error_message());
+        }
+    }
+    /* borrowed: the caller's storage, read where it lies */
+    ck_assert_ptr_eq(adm_capture_find_input(bor, "x")->data, xT.data);
+    ck_assert_ptr_eq(adm_capture_find_input(bor, "w")->data, wR.data);
+    ck_assert_int_eq(adm_capture_find_input(bor, "w")->stride[0], -K);
+    ck_assert_ptr_eq(adm_capture_candidate(bor, 0).tensor->data, candT.data);
+    ck_assert_ptr_ne(adm_capture_find_input(cpy, "x")->data, xT.data);
+    /* judged as the same tensors written to a file and read back */
+    path_in(path, sizeof path, "borrowed_copy.h5");
+    ck_assert_int_eq(adm_capture_write(cpy, path, 0), ADM_OK);
+    ck_assert_int_eq(adm_capture_read(path, &back), ADM_OK);
+    same_replay(bor, back, "linear, strided views");
+    adm_capture_free(back);
+    /* and written as the same bits */
+    path_in(path, sizeof path, "borrowed.h5");
+    ck_assert_int_eq(adm_capture_write(bor, path, 4), ADM_OK);
+    ck_assert_int_eq(adm_capture_read(path, &back), ADM_OK);
+    ck_assert(same_bits(adm_capture_find_input(back, "x"), &x));
+    ck_assert(same_bits(adm_capture_find_input(back, "w"), &w));
+    ck_assert(same_bits(adm_capture_candidate(back, 0).tensor, &cand));
+    ck_assert_str_eq(adm_capture_layer(back), "blocks.0");
+    adm_capture_free(back);
+    adm_capture_free(cpy);
+
+    /* an op outside the catalog, judged by the user's oracle given as a
+     * transposed view: read by value, not from its first byte on */
+    {
+        adm_tensor oT, vo;
+        int64_t st_t[2] = {1, M};
+        ck_assert_int_eq(adm_tensor_alloc(&oT, ADM_FP64, 2, ots), ADM_OK);
+        vo = view_of(&oT, 2, os, st_t, 0);
+        fill_view(&vo, &orc_ref);
+        ck_assert_int_eq(adm_capture_create_borrowed("my_gemm", "{}", &cpy), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_input(cpy, "x", &vx), ADM_OK);
+        ck_assert_int_eq(adm_capture_set_reference(cpy, &vref), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_candidate(cpy, "truncated", &vcand), ADM_OK);
+        ck_assert_int_eq(adm_capture_set_oracle(cpy, &vo), ADM_OK);
+        ck_assert_int_eq(adm_capture_validate(cpy), ADM_OK);
+        path_in(path, sizeof path, "borrowed_user.h5");
+        ck_assert_int_eq(adm_capture_write(cpy, path, 0), ADM_OK);
+        ck_assert_int_eq(adm_capture_read(path, &back), ADM_OK);
+        same_replay(cpy, back, "user oracle, transposed view");
+        adm_capture_free(back);
+        adm_capture_free(cpy);
+        adm_tensor_free(&oT);
+    }
+
+    /* a bad view is refused and leaves the capture as it was */
+    {
+        adm_tensor bad = vx;
+        int n0 = adm_capture_input_count(bor);
+        bad.capacity = K * M - 1; /* its last element lies beyond */
+        ck_assert_int_eq(adm_capture_add_input(bor, "y", &bad), ADM_ERR_SHAPE);
+        bad = vx;
+        bad.data = (char *)xT.data + 1; /* not aligned for bf16 */
+        ck_assert_int_eq(adm_capture_add_input(bor, "y", &bad), ADM_ERR_INVALID);
+        ck_assert_msg(strstr(adm_error_message(), "aligned"), "%s", adm_error_message());
+        bad = vx;
+        bad.data = NULL;
+        ck_assert_int_eq(adm_capture_add_input(bor, "y", &bad), ADM_ERR_INVALID);
+        bad = vx;
+        bad.dtype = ADM_DTYPE_COUNT;
+        ck_assert_int_eq(adm_capture_set_reference(bor, &bad), ADM_ERR_DTYPE);
+        bad = vx;
+        bad.ndim = ADM_MAX_DIMS + 1;
+        ck_assert_int_eq(adm_capture_add_candidate(bor, "y", &bad), ADM_ERR_SHAPE);
+        ck_assert_int_eq(adm_capture_input_count(bor), n0);
+        ck_assert_int_eq(adm_capture_candidate_count(bor), 2);
+        ck_assert_ptr_eq(adm_capture_reference(bor)->data, ref.data);
+    }
+    adm_capture_free(bor);
+    /* the caller's tensors are the caller's: intact after the capture is freed */
+    ck_assert(same_bits(&vx, &x));
+    adm_oracle_result_free(&res);
+    adm_oracle_free(o);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+    adm_tensor_free(&xT);
+    adm_tensor_free(&wR);
+    adm_tensor_free(&orc_ref);
+    adm_tensor_free(&ref);
+    adm_tensor_free(&cand);
+    adm_tensor_free(&candT);
+}
+END_TEST
+
 /* ------------------------------------------------------------ suite */
 
 static void bad_setup(void)
@@ -475,12 +745,17 @@ static Suite *capture_suite(void)
     tcase_add_unchecked_fixture(tc, bad_setup, remove_tmpdir);
     tcase_add_test(tc, test_base_is_valid);
     tcase_add_test(tc, test_soft_links_inside);
+    tcase_add_test(tc, test_special_inherit);
     tcase_add_test(tc, test_plan);
     tcase_add_loop_test(tc, test_bad_capture, 0, adm_bad_case_count);
     suite_add_tcase(s, tc);
     tc = tcase_create("Synth");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_synth);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Borrowed");
+    tcase_add_unchecked_fixture(tc, make_tmpdir, remove_tmpdir);
+    tcase_add_test(tc, test_borrowed_views);
     suite_add_tcase(s, tc);
     tc = tcase_create("Python");
     tcase_add_test(tc, test_python_capture);

@@ -1,15 +1,24 @@
-/* core on the GPU: the device's own conversion instructions against the
- * CPU formats, bit for bit. Every fp32 input for bf16 and fp16 (RNE and
- * RTZ); for fp8 and fp4, every combination of the top 19 bits with eight
- * low-bit patterns (ties, near-ties, random). Exits 77 (skipped) where no
- * GPU is usable, after case Module, which needs none: the CUDA code is a
- * module loaded on first GPU use (core/adm_cuda_module.h), never before. */
+/* admit on the GPU. Formats: the device's own conversion instructions
+ * against the CPU formats, bit for bit (every fp32 input for bf16 and fp16,
+ * RNE and RTZ; for fp8 and fp4, every combination of the top 19 bits with
+ * eight low-bit patterns: ties, near-ties, random). Kernels and Oracle:
+ * the real cuBLASLt kernels through the harness, the GPU oracle against
+ * the CPU's. Libm and Twins: the CUDA twins of the emulations
+ * (candidates/cuda_twins.h) give their emulations' bits, on the bundled
+ * captures and on generated shapes (odd sizes, NaN and Inf, strided
+ * views), and the port of glibc's expf, tanhf, erff and expm1f they
+ * compute with gives this host's libm's bits on every fp32 input, on the
+ * host and on the device. Exits 77 (skipped) where no GPU is usable,
+ * after case Module, which needs none: the CUDA code is a module loaded on
+ * first GPU use (core/adm_cuda_module.h), never before. CK_RUN_CASE picks
+ * one case; ci/gpu-test runs them on a GPU machine. */
 #include "adm_core.h"
 #include "adm_cuda.h"
 #include "adm_capture.h"
 #include "adm_oracle.h"
 #include "adm_candidates.h"
 #include "adm_harness.h"
+#include "adm_libm.h"
 
 #include <check.h>
 #include <dlfcn.h>
@@ -17,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 
 #define SKIP 77
 
@@ -252,6 +262,429 @@ START_TEST(test_kernels)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- libm port */
+
+/* The port of glibc's float functions the twins compute with
+ * (candidates/adm_libm.h), on every fp32 input: on the host against this
+ * host's libm (the emulations' transcendentals), and on the device
+ * against the host. A difference here explains a twin's mismatch. */
+START_TEST(test_libm)
+{
+    static const char *names[4] = {"expf", "tanhf", "erff", "expm1f"};
+    const int fn = _i, variant = adm_lm_host_variant();
+    const size_t chunk = (size_t)1 << 28;
+    uint32_t *dev = malloc(chunk * sizeof *dev);
+    unsigned long long host_bad = 0, dev_bad = 0;
+    uint32_t host_first = 0, dev_first = 0;
+    ck_assert_ptr_nonnull(dev);
+    if (fn == 0)
+        printf("libm: this host's expf is %s\n", variant == ADM_LM_FMA ? "glibc's FMA build"
+                                                 : variant == ADM_LM_SSE2 ? "glibc's SSE2 build"
+                                                                          : "neither of glibc 2.36's builds");
+    ck_assert_msg(variant >= 0, "this host's libm expf is neither of glibc 2.36's x86-64 builds: the twins' "
+                  "GELU and SiLU cannot give the emulations' bits here (see the twins' mismatches)");
+    for (uint64_t first = 0; first < (1ull << 32); first += chunk) {
+        unsigned long long hb = 0, db = 0;
+        uint32_t hf = 0xffffffffu, df = 0xffffffffu;
+        ck_assert_msg(adm_cuda_libm_f32_range(fn, (uint32_t)first, dev, chunk) == ADM_OK, "%s", adm_error_message());
+#pragma omp parallel for schedule(static, 1 << 16) reduction(+ : hb, db) reduction(min : hf, df)
+        for (int64_t i = 0; i < (int64_t)chunk; i++) {
+            uint32_t u = (uint32_t)(first + (uint64_t)i);
+            volatile float x = adm_lm_float(u);
+            float lib, port;
+            switch (fn) {
+            case 0: lib = expf(x); port = adm_lm_expf(x, variant); break;
+            case 1: lib = tanhf(x); port = adm_lm_tanhf(x); break;
+            case 2: lib = erff(x); port = adm_lm_erff(x, variant); break;
+            default: lib = expm1f(x); port = adm_lm_expm1f(x); break;
+            }
+            if (adm_lm_bits(lib) != adm_lm_bits(port) && !(lib != lib && port != port)) {
+                hb++;
+                if (u < hf) hf = u;
+            }
+            if (dev[i] != adm_lm_bits(port) && !(port != port && isnan(adm_lm_float(dev[i])))) {
+                db++;
+                if (u < df) df = u;
+            }
+        }
+        if (hb && !host_bad) host_first = hf;
+        if (db && !dev_bad) dev_first = df;
+        host_bad += hb;
+        dev_bad += db;
+    }
+    free(dev);
+    printf("libm %-6s all 2^32 inputs: the port differs from this host's libm on %llu, the device's from the "
+           "host's on %llu\n", names[fn], host_bad, dev_bad);
+    if (host_bad) {
+        volatile float x = adm_lm_float(host_first);
+        printf("    first: x = %a (0x%08x) libm 0x%08x\n", (double)x, host_first,
+               adm_lm_bits(fn == 0 ? expf(x) : fn == 1 ? tanhf(x) : fn == 2 ? erff(x) : expm1f(x)));
+    }
+    if (dev_bad) printf("    first device difference at x = 0x%08x\n", dev_first);
+    fflush(stdout);
+    ck_assert_msg(host_bad == 0 && dev_bad == 0, "%s: %llu host, %llu device differences", names[fn], host_bad,
+                  dev_bad);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- the CUDA twins */
+
+/* Each twin against the emulation it twins: same status, shape and dtype,
+ * and every element's bits (a NaN for a NaN: x86 and the GPU give a NaN
+ * different signs and payloads). */
+typedef struct twin_pair { const char *op, *emu, *twin; } twin_pair;
+static const twin_pair twin_pairs[] = {
+    {"linear", "eager", "cuda_eager"},
+    {"linear", "bias_epilogue", "cuda_bias_epilogue"},
+    {"linear", "splitk_fp32", "cuda_splitk_fp32"},
+    {"linear", "splitk_bf16", "cuda_splitk_bf16"},
+    {"linear", "added_qkv_fused", "cuda_added_qkv_fused"},
+    {"linear", "nvfp4_input", "cuda_nvfp4_input"},
+    {"linear+gelu", "eager", "cuda_eager"},
+    {"linear+gelu", "fused_epilogue", "cuda_fused_epilogue"},
+    {"gated_residual", "eager", "cuda_eager"},
+    {"gated_residual", "early_round", "cuda_early_round"},
+    {"rmsnorm", "eager", "cuda_eager"},
+    {"rmsnorm", "fused_fp32", "cuda_fused_fp32"},
+    {"rmsnorm", "bf16_stats", "cuda_bf16_stats"},
+    {"layernorm", "eager", "cuda_eager"},
+    {"layernorm", "fused_affine_folded", "cuda_fused_affine_folded"},
+    {"linear_attention", "eager_fp32", "cuda_eager_fp32"},
+    {"linear_attention", "bf16_gemm", "cuda_bf16_gemm"},
+    {"groupnorm", "eager", "cuda_eager"},
+    {"groupnorm", "fused_twopass", "cuda_fused_twopass"},
+};
+#define N_TWINS ((int)(sizeof twin_pairs / sizeof twin_pairs[0]))
+
+typedef struct twin_tally {
+    int cases, refused;                 /* compared; refused alike by both */
+    long long elements, nans, mismatches;
+    char first_bad[160];                /* the first case with a mismatch */
+} twin_tally;
+
+static void index_str(const adm_tensor *t, int64_t i, char *buf, size_t n)
+{
+    int64_t idx[ADM_MAX_DIMS];
+    size_t used = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        idx[d] = t->shape[d] ? i % t->shape[d] : 0;
+        i = t->shape[d] ? i / t->shape[d] : 0;
+    }
+    buf[0] = '\0';
+    for (int d = 0; d < t->ndim && used + 24 < n; d++)
+        used += (size_t)snprintf(buf + used, n - used, "%s%lld", d ? ", " : "[", (long long)idx[d]);
+    if (used + 2 < n) snprintf(buf + used, n - used, "]");
+}
+
+static void twin_compare(const twin_pair *tp, const char *what, const char *params, const adm_tensor *const *in,
+                         twin_tally *t)
+{
+    const adm_op *op = adm_op_find(tp->op);
+    const adm_impl *emu = adm_impl_find(tp->op, tp->emu), *tw = adm_impl_find(tp->op, tp->twin);
+    adm_op_params p;
+    adm_tensor ye, yt;
+    adm_status se, st;
+    char emsg[600];
+    int64_t n, bad = 0;
+    int hex = 0;
+    ck_assert_msg(emu && tw, "%s: %s or %s is not registered", tp->op, tp->emu, tp->twin);
+    ck_assert_msg(adm_op_params_parse(op, params, &p) == ADM_OK, "%s params %s: %s", tp->op, params,
+                  adm_error_message());
+    se = emu->run(emu, &p, in, &ye);
+    snprintf(emsg, sizeof emsg, "%s", se == ADM_OK ? "" : adm_error_message());
+    adm_error_clear();
+    st = tw->run(tw, &p, in, &yt);
+    if (se != ADM_OK || st != ADM_OK) {
+        ck_assert_msg(se == st, "TWIN %s/%s against %s on %s %s: the emulation returns %s (%s), the twin %s (%s)",
+                      tp->op, tp->twin, tp->emu, what, params, adm_status_name(se), emsg, adm_status_name(st),
+                      st == ADM_OK ? "" : adm_error_message());
+        printf("  refused alike: %s/%s and %s on %s %s: %s\n", tp->op, tp->twin, tp->emu, what, params, emsg);
+        adm_error_clear();
+        t->refused++;
+        return;
+    }
+    ck_assert_msg(ye.dtype == yt.dtype && ye.ndim == yt.ndim &&
+                  !memcmp(ye.shape, yt.shape, sizeof(int64_t) * (size_t)ye.ndim),
+                  "TWIN %s/%s on %s: output %s %dD, the emulation's %s %dD", tp->op, tp->twin, what,
+                  adm_dtype_name(yt.dtype), yt.ndim, adm_dtype_name(ye.dtype), ye.ndim);
+    hex = adm_format_get(ye.dtype)->bits / 4;
+    n = adm_tensor_numel(&ye);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t a = adm_tensor_bits(&ye, i), b = adm_tensor_bits(&yt, i);
+        int na = adm_format_isnan(ye.dtype, a), nb = adm_format_isnan(ye.dtype, b);
+        if (na && nb) { t->nans++; continue; }
+        if (a == b) continue;
+        if (bad++ < 4) {
+            char ix[96];
+            index_str(&ye, i, ix, sizeof ix);
+            printf("  MISMATCH %s/%s against %s on %s %s: element %lld %s: emulation 0x%0*llx (%.9g), twin "
+                   "0x%0*llx (%.9g)\n", tp->op, tp->twin, tp->emu, what, params, (long long)i, ix, hex,
+                   (unsigned long long)a, adm_format_decode(ye.dtype, a), hex, (unsigned long long)b,
+                   adm_format_decode(ye.dtype, b));
+        }
+    }
+    if (bad && !t->mismatches) snprintf(t->first_bad, sizeof t->first_bad, "%s %s", what, params);
+    t->cases++;
+    t->elements += n;
+    t->mismatches += bad;
+    adm_tensor_free(&ye);
+    adm_tensor_free(&yt);
+}
+
+static const char *source_dir(void)
+{
+    const char *s = getenv("ADM_SOURCE_DIR");
+    return s && *s ? s : ADM_SOURCE_DIR;
+}
+
+/* Every bundled capture of the pair's op: its inputs, and each special
+ * case's (its own inputs, the capture's for the rest). */
+static void twin_bundled(const twin_pair *tp, twin_tally *t)
+{
+    char dir[1024], path[2048];
+    struct dirent **names = NULL;
+    int nn;
+    snprintf(dir, sizeof dir, "%s/captures/data", source_dir());
+    nn = scandir(dir, &names, NULL, alphasort);
+    ck_assert_msg(nn > 0, "no bundled captures in %s (set ADM_SOURCE_DIR to the checkout)", dir);
+    for (int f = 0; f < nn; f++) {
+        adm_capture *cap = NULL;
+        const adm_op *op = adm_op_find(tp->op);
+        const adm_tensor *in[ADM_OP_MAX_INPUTS];
+        size_t len = strlen(names[f]->d_name);
+        if (len < 4 || strcmp(names[f]->d_name + len - 3, ".h5")) { free(names[f]); continue; }
+        snprintf(path, sizeof path, "%s/%s", dir, names[f]->d_name);
+        ck_assert_msg(adm_capture_read(path, &cap) == ADM_OK, "%s", adm_error_message());
+        if (!strcmp(adm_capture_op(cap), tp->op)) {
+            memset(in, 0, sizeof in);
+            for (int i = 0; i < adm_op_input_count(op); i++)
+                in[i] = adm_capture_find_input(cap, adm_op_input_name(op, i));
+            twin_compare(tp, names[f]->d_name, adm_capture_params(cap), in, t);
+            for (int s = 0; s < adm_capture_special_count(cap); s++) {
+                const adm_tensor *sin[ADM_OP_MAX_INPUTS];
+                char what[300];
+                memcpy(sin, in, sizeof sin);
+                for (int j = 0; j < adm_capture_special_input_count(cap, s); j++) {
+                    adm_named_tensor nt = adm_capture_special_input(cap, s, j);
+                    int k = adm_op_input_index(op, nt.name);
+                    if (k >= 0) sin[k] = nt.tensor;
+                }
+                snprintf(what, sizeof what, "%s special %s", names[f]->d_name, adm_capture_special_name(cap, s));
+                twin_compare(tp, what, adm_capture_params(cap), sin, t);
+            }
+        }
+        adm_capture_free(cap);
+        free(names[f]);
+    }
+    free(names);
+}
+
+/* Generated inputs: owned tensors and the views of them a case hands in. */
+typedef struct gen_bag { adm_tensor own[16], view[ADM_OP_MAX_INPUTS]; int n; } gen_bag;
+
+static adm_tensor *bag_new(gen_bag *b)
+{
+    ck_assert_int_lt(b->n, 16);
+    return &b->own[b->n++];
+}
+
+static void bag_free(gen_bag *b)
+{
+    for (int i = 0; i < b->n; i++) adm_tensor_free(&b->own[i]);
+    b->n = 0;
+}
+
+enum { G_PLAIN = 0, G_NANINF = 1, G_STRIDED = 2, G_NOOPT = 4, G_WIDE = 8 };
+
+/* x's values in transposed storage (the last two dims swapped), or every
+ * other element of rows twice as long */
+static const adm_tensor *restrided(gen_bag *b, const adm_tensor *x, int k, int slot)
+{
+    int r = x->ndim;
+    if (k == 0 && r >= 2) {
+        adm_tensor t, *st = bag_new(b);
+        ck_assert_int_eq(adm_tensor_transpose(x, r - 2, r - 1, &t), ADM_OK);
+        ck_assert_int_eq(adm_tensor_contiguous(&t, st), ADM_OK);
+        ck_assert_int_eq(adm_tensor_transpose(st, r - 2, r - 1, &b->view[slot]), ADM_OK);
+    } else {
+        int64_t shape[ADM_MAX_DIMS], n = adm_tensor_numel(x);
+        adm_tensor *st = bag_new(b);
+        memcpy(shape, x->shape, sizeof(int64_t) * (size_t)r);
+        shape[r - 1] *= 2;
+        ck_assert_int_eq(adm_tensor_alloc(st, x->dtype, r, shape), ADM_OK);
+        ck_assert_int_eq(adm_tensor_slice(st, r - 1, 0, shape[r - 1], 2, &b->view[slot]), ADM_OK);
+        for (int64_t i = 0; i < n; i++) adm_tensor_set_bits(&b->view[slot], i, adm_tensor_bits(x, i));
+    }
+    return &b->view[slot];
+}
+
+/* NaN in row 1 (all of it), +Inf at [2, 0], -Inf last */
+static void poke_special(adm_tensor *x)
+{
+    const adm_format_info *f = adm_format_get(x->dtype);
+    int64_t n = adm_tensor_numel(x), last = x->shape[x->ndim - 1], rows = last ? n / last : 0;
+    if (rows > 1)
+        for (int64_t j = 0; j < last; j++) adm_tensor_set_bits(x, last + j, f->nan_bits);
+    if (rows > 2) adm_tensor_set_bits(x, 2 * last, f->inf_bits);
+    if (n > 0) adm_tensor_set_bits(x, n - 1, f->inf_bits | (1ull << (f->bits - 1)));
+}
+
+typedef struct gen_case {
+    const char *params;
+    adm_dtype dt;
+    int flags;
+    int ndim[ADM_OP_MAX_INPUTS];           /* 0: absent */
+    int64_t shape[ADM_OP_MAX_INPUTS][4];
+} gen_case;
+
+#define BF ADM_BF16
+#define F32 ADM_FP32
+#define F16 ADM_FP16
+/* linear, linear+gelu (params: {} or the GELU's approximation, both):
+ * K odd, below the 4 splits, across tiles and split edges, a multiple of
+ * 16 (NVFP4's blocks; the others the NVFP4 twin and its emulation refuse
+ * alike); 3-D x; an empty x */
+static const gen_case gen_linear[] = {
+    {NULL, BF, G_PLAIN, {2, 2, 1}, {{37, 71}, {53, 71}, {53}}},
+    {NULL, BF, G_NANINF, {2, 2, 1}, {{37, 71}, {53, 71}, {53}}},
+    {NULL, BF, G_STRIDED, {2, 2, 1}, {{37, 71}, {53, 71}, {53}}},
+    {NULL, BF, G_WIDE, {2, 2, 1}, {{37, 71}, {53, 71}, {53}}},
+    {NULL, BF, G_NOOPT, {2, 2, 0}, {{37, 71}, {53, 71}}},
+    {NULL, BF, G_PLAIN, {2, 2, 1}, {{5, 3}, {7, 3}, {7}}},
+    {NULL, BF, G_PLAIN, {2, 2, 1}, {{19, 200}, {33, 200}, {33}}},
+    {NULL, BF, G_PLAIN, {3, 2, 1}, {{2, 19, 64}, {40, 64}, {40}}},
+    {NULL, F32, G_WIDE, {2, 2, 1}, {{21, 96}, {35, 96}, {35}}},
+    {NULL, F16, G_PLAIN, {2, 2, 1}, {{21, 96}, {35, 96}, {35}}},
+    {NULL, BF, G_PLAIN, {2, 2, 1}, {{0, 48}, {35, 48}, {35}}},
+    {NULL, BF, G_NANINF, {2, 2, 1}, {{17, 80}, {24, 80}, {24}}},
+    {NULL, BF, G_WIDE | G_STRIDED, {2, 2, 1}, {{33, 208}, {29, 208}, {29}}},
+};
+static const gen_case gen_gated_residual[] = {
+    {"{}", BF, G_PLAIN, {2, 2, 2}, {{29, 67}, {29, 1}, {29, 67}}},
+    {"{}", BF, G_NANINF, {2, 2, 2}, {{29, 67}, {29, 1}, {29, 67}}},
+    {"{}", BF, G_STRIDED, {2, 2, 2}, {{29, 67}, {29, 67}, {29, 67}}},
+    {"{}", BF, G_WIDE, {2, 1, 2}, {{29, 67}, {67}, {29, 67}}},
+    {"{}", F32, G_WIDE, {2, 2, 2}, {{29, 67}, {29, 1}, {29, 67}}},
+    {"{}", F16, G_PLAIN, {2, 2, 2}, {{29, 67}, {29, 1}, {29, 67}}},
+};
+static const gen_case gen_rmsnorm[] = {
+    {"{\"eps\":1e-6}", BF, G_PLAIN, {2, 1}, {{23, 131}, {131}}},
+    {"{\"eps\":1e-6,\"silu\":true}", BF, G_WIDE, {2, 1}, {{23, 131}, {131}}},
+    {"{\"eps\":1e-6,\"silu\":true}", BF, G_NANINF, {2, 1}, {{23, 131}, {131}}},
+    {"{\"eps\":1e-5}", BF, G_STRIDED, {2, 1}, {{23, 131}, {131}}},
+    {"{\"eps\":1e-6}", BF, G_NOOPT, {2, 0}, {{9, 7}}},
+    {"{\"eps\":1e-6,\"silu\":true}", BF, G_PLAIN, {3, 1}, {{2, 3, 1000}, {1000}}},
+    {"{\"eps\":1e-6}", F32, G_WIDE, {2, 1}, {{11, 96}, {96}}},
+    {"{\"eps\":1e-6,\"silu\":true}", F16, G_PLAIN, {2, 1}, {{11, 96}, {96}}},
+};
+static const gen_case gen_layernorm[] = {
+    {"{\"eps\":1e-5}", BF, G_PLAIN, {2, 1, 1}, {{17, 95}, {95}, {95}}},
+    {"{\"eps\":1e-6,\"modulate\":true}", BF, G_PLAIN, {2, 1, 1, 2, 2}, {{17, 95}, {95}, {95}, {1, 95}, {1, 95}}},
+    {"{\"eps\":1e-6,\"modulate\":true}", BF, G_NANINF, {2, 1, 1, 2, 2}, {{17, 95}, {95}, {95}, {17, 95}, {17, 95}}},
+    {"{\"eps\":1e-6,\"modulate\":true}", BF, G_STRIDED, {2, 1, 1, 2, 2},
+     {{17, 95}, {95}, {95}, {17, 95}, {1, 95}}},
+    {"{\"eps\":1e-5}", BF, G_NOOPT | G_WIDE, {2, 0, 0}, {{17, 95}}},
+    {"{\"eps\":1e-6,\"modulate\":true}", BF, G_WIDE, {3, 1, 1, 3, 3},
+     {{2, 3, 600}, {600}, {600}, {2, 1, 600}, {2, 1, 600}}},
+    {"{\"eps\":1e-6,\"modulate\":true}", F32, G_PLAIN, {2, 1, 1, 2, 2}, {{9, 64}, {64}, {64}, {1, 64}, {1, 64}}},
+    {"{\"eps\":1e-5}", F16, G_PLAIN, {2, 1, 1}, {{9, 64}, {64}, {64}}},
+};
+static const gen_case gen_groupnorm[] = {
+    {"{\"groups\":4}", BF, G_PLAIN, {3, 1, 1}, {{2, 48, 37}, {48}, {48}}},
+    {"{\"groups\":6,\"silu\":true}", BF, G_WIDE, {3, 1, 1}, {{2, 48, 37}, {48}, {48}}},
+    {"{\"groups\":4,\"silu\":true,\"channels_last\":true}", BF, G_PLAIN, {3, 1, 1}, {{2, 37, 48}, {48}, {48}}},
+    {"{\"groups\":4,\"silu\":true,\"channels_last\":true}", BF, G_NANINF, {3, 1, 1}, {{2, 37, 48}, {48}, {48}}},
+    {"{\"groups\":4,\"silu\":true}", BF, G_STRIDED, {3, 1, 1}, {{2, 48, 37}, {48}, {48}}},
+    {"{\"groups\":2,\"eps\":1e-6}", BF, G_NOOPT, {3, 0, 0}, {{1, 64, 100}}},
+    {"{\"groups\":8,\"silu\":true,\"eps\":1e-6}", F32, G_WIDE, {3, 1, 1}, {{1, 32, 41}, {32}, {32}}},
+    {"{\"groups\":8,\"silu\":true}", F16, G_PLAIN, {3, 1, 1}, {{1, 32, 41}, {32}, {32}}},
+};
+static const gen_case gen_linear_attention[] = {
+    {"{}", BF, G_PLAIN, {4, 4, 4}, {{2, 3, 19, 16}, {2, 3, 23, 16}, {2, 3, 23, 12}}},
+    {"{\"eps\":1e-5}", BF, G_NANINF, {4, 4, 4}, {{2, 3, 19, 16}, {2, 3, 23, 16}, {2, 3, 23, 12}}},
+    {"{}", BF, G_STRIDED, {2, 2, 2}, {{33, 8}, {41, 8}, {41, 5}}},
+    {"{}", BF, G_WIDE, {3, 3, 3}, {{4, 64, 32}, {4, 70, 32}, {4, 70, 32}}},
+    {"{}", F32, G_PLAIN, {2, 2, 2}, {{33, 8}, {41, 8}, {41, 5}}},
+};
+
+/* the scale of each generated input of an op (x, then the rest) */
+static double gen_sigma(const char *op, int i, int64_t k)
+{
+    if (i == 0) return 1.0;
+    if (!strncmp(op, "linear", 6) && strcmp(op, "linear_attention")) return i == 1 ? 4.0 / sqrt((double)(k ? k : 1)) : 0.5;
+    return 0.5;
+}
+
+static void twin_generated(const twin_pair *tp, twin_tally *t)
+{
+    const gen_case *cases;
+    int ncases, lg = !strcmp(tp->op, "linear+gelu");
+    const adm_op *op = adm_op_find(tp->op);
+    if (!strcmp(tp->op, "linear") || lg) { cases = gen_linear; ncases = (int)(sizeof gen_linear / sizeof *cases); }
+    else if (!strcmp(tp->op, "gated_residual")) { cases = gen_gated_residual; ncases = (int)(sizeof gen_gated_residual / sizeof *cases); }
+    else if (!strcmp(tp->op, "rmsnorm")) { cases = gen_rmsnorm; ncases = (int)(sizeof gen_rmsnorm / sizeof *cases); }
+    else if (!strcmp(tp->op, "layernorm")) { cases = gen_layernorm; ncases = (int)(sizeof gen_layernorm / sizeof *cases); }
+    else if (!strcmp(tp->op, "groupnorm")) { cases = gen_groupnorm; ncases = (int)(sizeof gen_groupnorm / sizeof *cases); }
+    else { cases = gen_linear_attention; ncases = (int)(sizeof gen_linear_attention / sizeof *cases); }
+    for (int c = 0; c < ncases; c++)
+        for (int approx = 0; approx < (lg ? 2 : 1); approx++) {
+            const gen_case *g = &cases[c];
+            gen_bag b;
+            const adm_tensor *in[ADM_OP_MAX_INPUTS];
+            char params[160], what[200], shapes[120] = "";
+            int64_t k = g->shape[0][g->ndim[0] - 1];
+            memset(&b, 0, sizeof b);
+            memset(in, 0, sizeof in);
+            if (!strcmp(tp->op, "linear")) snprintf(params, sizeof params, "{}");
+            else if (lg) snprintf(params, sizeof params, "{\"approximate\":\"%s\"}", approx ? "none" : "tanh");
+            else snprintf(params, sizeof params, "%s", g->params);
+            for (int i = 0; i < adm_op_input_count(op); i++) {
+                adm_tensor *x;
+                double sigma = gen_sigma(tp->op, i, k) * ((g->flags & G_WIDE) && i == 0 ? 8.0 : 1.0);
+                size_t used = strlen(shapes);
+                if (!g->ndim[i]) continue;
+                x = bag_new(&b);
+                ck_assert_int_eq(adm_synth_gaussian(1000 + 17 * (uint64_t)c + (uint64_t)i, sigma,
+                                                     i == 0 || !strcmp(tp->op, "linear_attention") ? g->dt : ADM_BF16,
+                                                     g->ndim[i], g->shape[i], x), ADM_OK);
+                if (i == 0 && (g->flags & G_NANINF)) poke_special(x);
+                if (i == 1 && (g->flags & G_NANINF) && adm_tensor_numel(x) > 4)
+                    adm_tensor_set_bits(x, 4, adm_format_get(x->dtype)->inf_bits);
+                in[i] = x;
+                if ((g->flags & G_STRIDED) && i <= 1 && x->ndim >= 1) in[i] = restrided(&b, x, i, i);
+                if (i < 3 && used + 30 < sizeof shapes)
+                    adm_shape_str(x->ndim, x->shape, shapes + used, sizeof shapes - used);
+            }
+            snprintf(what, sizeof what, "generated %s x%s%s%s%s%s", adm_dtype_name(g->dt), shapes,
+                         g->flags & G_NANINF ? " NaN/Inf" : "", g->flags & G_STRIDED ? " strided" : "",
+                         g->flags & G_WIDE ? " wide" : "", g->flags & G_NOOPT ? " no-optional" : "");
+            twin_compare(tp, what, params, in, t);
+            bag_free(&b);
+        }
+}
+
+START_TEST(test_twins)
+{
+    const twin_pair *tp = &twin_pairs[_i];
+    const char *only = getenv("ADM_TWIN"); /* "op/twin": that one alone */
+    char name[96];
+    twin_tally t;
+    snprintf(name, sizeof name, "%s/%s", tp->op, tp->twin);
+    if (only && *only && strcmp(only, name)) return;
+    memset(&t, 0, sizeof t);
+    twin_bundled(tp, &t);
+    twin_generated(tp, &t);
+    printf("twin %-16s %-24s = %-20s %2d cases (%d refused alike), %8lld elements (%lld NaN on both): %s%lld "
+           "mismatches%s%s\n", tp->op, tp->twin, tp->emu, t.cases, t.refused, t.elements, t.nans,
+           t.mismatches ? "FAIL " : "", t.mismatches, t.mismatches ? ", first on " : "",
+           t.mismatches ? t.first_bad : "");
+    fflush(stdout);
+    ck_assert_msg(t.mismatches == 0, "%s/%s: %lld elements differ from %s's", tp->op, tp->twin, t.mismatches,
+                  tp->emu);
+    ck_assert_int_gt(t.cases, 5);
+}
+END_TEST
+
 /* 1 when a mapping of this process names a file whose path contains s. */
 static int mapped(const char *s)
 {
@@ -357,6 +790,14 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_oracle_agrees, 0, 2);
     tcase_add_loop_test(tc, test_oracle_elementwise, 0, 6);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Libm");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_libm, 0, 4);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Twins");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_twins, 0, N_TWINS);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK);

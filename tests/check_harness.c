@@ -318,6 +318,62 @@ START_TEST(test_fault)
 }
 END_TEST
 
+/* run's probes and views cost a few rows, not the capture (issue 17):
+ * the implementations see the capture's 64 rows once each, and every
+ * other run (7 probes, 4 views, the candidate on the cut rows, the
+ * broadcast twin) at most ADM_PROBE_ROWS rows; the verdict is the same
+ * as the fused epilogue's on the same capture. */
+static int probe_calls_full, probe_calls_cut, probe_calls_max;
+static adm_status counting_eager(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in,
+                                 adm_tensor *out)
+{
+    const adm_impl *real = adm_impl_find("linear+gelu", strcmp(self->name, "eager") ? "fused_epilogue" : "eager");
+    int64_t rows = in[0]->ndim ? in[0]->shape[0] : 1;
+    if (rows > ADM_PROBE_ROWS) probe_calls_full++;
+    else probe_calls_cut++;
+    if (rows > probe_calls_max && probe_calls_full > 2) probe_calls_max = (int)rows;
+    return real->run(real, p, in, out);
+}
+
+START_TEST(test_probes_on_rows)
+{
+    adm_synth_config cfg;
+    adm_tensor x, w, b;
+    int64_t ws[2] = {48, 96}, bs[1] = {48};
+    const adm_op *op = adm_op_find("linear+gelu");
+    adm_op_params p;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &b};
+    adm_impl ref = *adm_impl_find("linear+gelu", "eager"), cand = *adm_impl_find("linear+gelu", "fused_epilogue");
+    adm_run_result rr, plain;
+    adm_synth_config_default(&cfg);
+    cfg.tokens = 64;
+    cfg.channels = 96;
+    ck_assert_int_eq(adm_synth_activations(&cfg, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(1, 0.1, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(2, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(op, "{\"approximate\":\"tanh\"}", &p), ADM_OK);
+    ref.run = counting_eager;
+    cand.run = counting_eager;
+    probe_calls_full = probe_calls_cut = probe_calls_max = 0;
+    ck_assert_int_eq(adm_harness_run(op, &p, in, &ref, &cand, NULL, NULL, &rr), ADM_OK);
+    printf("probes on rows: %d runs of 64 rows, %d of at most %d\n", probe_calls_full, probe_calls_cut, ADM_PROBE_ROWS);
+    ck_assert_int_eq(probe_calls_full, 2);
+    ck_assert_int_eq(probe_calls_cut, 26); /* 8 probes (the empty one too) and 4 views each, cs, the twin */
+    ck_assert_int_eq(probe_calls_max, 0);
+    ck_assert_int_eq(rr.probes, 8);
+    ck_assert_int_eq(rr.views, 4);
+    ck_assert_int_eq(adm_harness_run(op, &p, in, adm_impl_find("linear+gelu", "eager"),
+                                     adm_impl_find("linear+gelu", "fused_epilogue"), NULL, NULL, &plain), ADM_OK);
+    ck_assert_int_eq(rr.verdict.tier, plain.verdict.tier);
+    for (int g = 1; g < ADM_GATE_COUNT; g++) ck_assert_int_eq(rr.verdict.gate[g].passed, plain.verdict.gate[g].passed);
+    ck_assert_int_eq(rr.verdict.gate[ADM_GATE_SPECIAL].passed, 1);
+    ck_assert_int_eq(rr.verdict.gate[ADM_GATE_STRIDES].passed, 1);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+}
+END_TEST
+
 /* Special values, views and exactness, with runnable-style outcomes. */
 START_TEST(test_special_faults)
 {
@@ -1216,8 +1272,8 @@ static void judged_max_printed(const adm_verdict *v, double *term, double *json,
     ck_assert_ptr_nonnull(f = open_memstream(&text, &len));
     adm_report_print(r, f);
     fclose(f);
-    /* title, header, then the row: capture candidate claim verdict rms max */
-    ck_assert_msg(sscanf(strchr(strchr(text, '\n') + 1, '\n') + 1, "%*s %*s %*s %*s %*gx %lgx", term) == 1, "%s", text);
+    /* title, header, then the row: capture candidate claimed verdict claim rms max */
+    ck_assert_msg(sscanf(strchr(strchr(text, '\n') + 1, '\n') + 1, "%*s %*s %*s %*s %*s %*gx %lgx", term) == 1, "%s", text);
     free(text);
     snprintf(path, sizeof path, "%s/r.json", dir);
     ck_assert_int_eq(adm_report_write_json(r, path), ADM_OK);
@@ -1237,6 +1293,162 @@ static void judged_max_printed(const adm_verdict *v, double *term, double *json,
     rmdir(dir);
     adm_report_free(r);
 }
+
+/* adm_report_add_replay: replay's rows for captures in memory, the pool
+ * of a candidate over its captures, all or nothing; adm_report_add_table:
+ * the table command's rows; adm_report_json: the JSON report as text. */
+START_TEST(test_report_in_memory)
+{
+    adm_tensor x[2], w, b, ref[2], cand[2], bad;
+    adm_capture *c[3];
+    adm_report *rep;
+    adm_replay_result rr[2];
+    adm_verdict pool;
+    int64_t ws[2] = {32, 96}, bs[1] = {32}, bads[2] = {7, 5};
+    const char *labels[3] = {"layer 0", "layer 1", "broken"}, *text;
+    const adm_op *lin = adm_op_find("linear");
+    adm_op_params p;
+    adm_synth_config sc;
+    adm_synth_config_default(&sc);
+    sc.tokens = 64;
+    sc.channels = 96;
+    ck_assert_int_eq(adm_op_params_parse(lin, "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(31, 0.1, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(32, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&bad, ADM_BF16, 2, bads), ADM_OK);
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(adm_capture_create_borrowed("linear", "{}", &c[k]), ADM_OK);
+        if (k == 2) break;
+        sc.seed = 40 + (uint64_t)k;
+        ck_assert_int_eq(adm_synth_activations(&sc, &x[k]), ADM_OK);
+        {
+            const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x[k], &w, &b};
+            ck_assert_int_eq(adm_impl_find("linear", "eager")->run(adm_impl_find("linear", "eager"), &p, in, &ref[k]),
+                             ADM_OK);
+            ck_assert_int_eq(adm_impl_find("linear", "splitk_bf16")->run(adm_impl_find("linear", "splitk_bf16"), &p,
+                                                                        in, &cand[k]),
+                             ADM_OK);
+        }
+        ck_assert_int_eq(adm_capture_add_input(c[k], "x", &x[k]), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_input(c[k], "w", &w), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_input(c[k], "bias", &b), ADM_OK);
+        ck_assert_int_eq(adm_capture_set_reference(c[k], &ref[k]), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_candidate(c[k], "splitk", &cand[k]), ADM_OK);
+        ck_assert_int_eq(adm_capture_add_candidate(c[k], "same", &ref[k]), ADM_OK);
+        ck_assert_int_eq(adm_harness_replay(c[k], NULL, NULL, &rr[k]), ADM_OK);
+    }
+    /* the third: a candidate of the wrong shape, which replay refuses */
+    ck_assert_int_eq(adm_capture_add_input(c[2], "x", &x[0]), ADM_OK);
+    ck_assert_int_eq(adm_capture_add_input(c[2], "w", &w), ADM_OK);
+    ck_assert_int_eq(adm_capture_set_reference(c[2], &ref[0]), ADM_OK);
+    ck_assert_int_eq(adm_capture_add_candidate(c[2], "splitk", &bad), ADM_OK);
+
+    ck_assert_int_eq(adm_report_create("in memory", &rep), ADM_OK);
+    ck_assert_int_eq(adm_report_add_replay(rep, (const adm_capture *const *)c, labels, 2), ADM_OK);
+    /* replay's rows: each capture's candidates, then the pooled ones */
+    ck_assert_int_eq(adm_report_count(rep), 6);
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 2; j++) {
+            const adm_report_row *row = adm_report_row_at(rep, 2 * k + j);
+            ck_assert_str_eq(row->source, labels[k]);
+            ck_assert_str_eq(row->candidate, rr[k].names[j]);
+            ck_assert(!row->has_claim);
+            ck_assert_msg(!memcmp(&row->verdict, &rr[k].verdicts[j], sizeof row->verdict), "row %d", 2 * k + j);
+        }
+    memset(&pool, 0, sizeof pool);
+    adm_verdict_pool_add(&pool, &rr[0].verdicts[0], labels[0]);
+    adm_verdict_pool_add(&pool, &rr[1].verdicts[0], labels[1]);
+    adm_verdict_pool_finish(&pool, NULL);
+    ck_assert_str_eq(adm_report_row_at(rep, 4)->source, "pooled (2 captures)");
+    ck_assert_str_eq(adm_report_row_at(rep, 4)->candidate, "splitk");
+    ck_assert_str_eq(adm_report_row_at(rep, 5)->candidate, "same");
+    ck_assert(!memcmp(&adm_report_row_at(rep, 4)->verdict, &pool, sizeof pool));
+    ck_assert_int_eq(adm_report_row_at(rep, 4)->verdict.ev.captures, 2);
+    ck_assert_int_eq(adm_report_row_at(rep, 5)->verdict.tier, ADM_TIER_EXACT);
+    ck_assert_int_eq(adm_report_row_at(rep, 4)->mpfr_refined, rr[0].mpfr_refined + rr[1].mpfr_refined);
+    /* all or nothing: a capture replay refuses stops it, naming its label */
+    ck_assert_int_eq(adm_report_add_replay(rep, (const adm_capture *const *)c, labels, 3), ADM_ERR_FORMAT);
+    ck_assert_msg(!strncmp(adm_error_message(), "broken: ", 8) && strstr(adm_error_message(), "candidates/splitk"),
+                  "%s", adm_error_message());
+    ck_assert_int_eq(adm_report_count(rep), 6);
+    ck_assert_int_eq(adm_report_add_replay(rep, NULL, NULL, 0), ADM_ERR_INVALID);
+    /* unlabelled: "capture i"; one capture: no pooled row */
+    ck_assert_int_eq(adm_report_add_replay(rep, (const adm_capture *const *)&c[1], NULL, 1), ADM_OK);
+    ck_assert_int_eq(adm_report_count(rep), 8);
+    ck_assert_str_eq(adm_report_row_at(rep, 6)->source, "capture 1");
+    /* the terminal's power sentence says how many elements, and over how many captures when pooled */
+    {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ck_assert_ptr_nonnull(f);
+        adm_report_print(rep, f);
+        fclose(f);
+        ck_assert_msg(strstr(buf, "Power: over 2048 elements, this evidence rejects") &&
+                      strstr(buf, "Power: over 4096 elements in 2 captures, this evidence rejects") &&
+                      !strstr(buf, "elements0"), "%s", buf);
+        free(buf);
+    }
+    /* the JSON report, as text */
+    ck_assert_int_eq(adm_report_json(rep, &text), ADM_OK);
+    {
+        json_error_t je;
+        json_t *root = json_loads(text, 0, &je), *rows = json_object_get(root, "results");
+        ck_assert_ptr_nonnull(root);
+        ck_assert_int_eq(json_array_size(rows), 8);
+        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(rows, 4), "source")), "pooled (2 captures)");
+        ck_assert(json_real_value(json_object_get(json_object_get(json_array_get(rows, 4), "numbers"), "rms_ratio")) ==
+                  pool.rms_ratio);
+        json_decref(root);
+    }
+    adm_report_free(rep);
+    for (int k = 0; k < 3; k++) adm_capture_free(c[k]);
+    for (int k = 0; k < 2; k++) {
+        adm_replay_result_free(&rr[k]);
+        adm_tensor_free(&x[k]);
+        adm_tensor_free(&ref[k]);
+        adm_tensor_free(&cand[k]);
+    }
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+    adm_tensor_free(&bad);
+
+    /* a table's rows: a measured entry with its declared tier and evidence, and an error row */
+    {
+        char table[64];
+        int fd;
+        FILE *f;
+        adm_table_result tr;
+        const adm_report_row *row;
+        snprintf(table, sizeof table, "/tmp/adm_report_table_XXXXXX");
+        ck_assert_int_ge(fd = mkstemp(table), 0);
+        ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+        fprintf(f, "{\"admit_fusion_table\": 1, \"fusions\": [\n"
+                   " {\"name\": \"sum\", \"op\": \"row_sum\", \"reference\": \"pairwise\", \"candidate\": \"sequential\",\n"
+                   "  \"declared\": \"high\", \"captures\": [\"%s/captures/data/row_sum_fp32.h5\"]},\n"
+                   " {\"name\": \"corrupt\", \"op\": \"linear\", \"reference\": \"eager\", \"candidate\": \"splitk_fp32\",\n"
+                   "  \"declared\": \"lossless\", \"captures\": [\"%s/tests/data/corrupt/r7_000081_linear.h5\"]}]}\n",
+                ADM_SOURCE_DIR, ADM_SOURCE_DIR);
+        fclose(f);
+        ck_assert_msg(adm_harness_table(table, NULL, NULL, &tr) == ADM_OK, "%s", adm_error_message());
+        remove(table);
+        ck_assert_int_eq(tr.n, 2);
+        ck_assert_int_eq(adm_report_create("table", &rep), ADM_OK);
+        ck_assert_int_eq(adm_report_add_table(rep, &tr), ADM_OK);
+        ck_assert_int_eq(adm_report_count(rep), 2);
+        row = adm_report_row_at(rep, 0);
+        ck_assert(!row->error && row->has_claim && row->claim == ADM_TIER_HIGH);
+        ck_assert_int_eq(row->ncaptures, 1);
+        ck_assert(!memcmp(&row->verdict, &tr.entries[0].verdict, sizeof row->verdict));
+        row = adm_report_row_at(rep, 1);
+        ck_assert_ptr_nonnull(row->error);
+        ck_assert_str_eq(row->error, tr.entries[1].error);
+        ck_assert(row->has_claim && row->claim == ADM_TIER_LOSSLESS);
+        adm_report_free(rep);
+        adm_table_result_free(&tr);
+    }
+}
+END_TEST
 
 START_TEST(test_report_prints_judged)
 {
@@ -1713,6 +1925,8 @@ typedef struct fp_results {
     adm_oracle_result orc[3];   /* row_sum of sub, of gauss, linear+gelu */
     adm_verdict run[3];         /* run: sequential against pairwise on sub and gauss, fused against eager */
     adm_table_result table;
+    adm_verdict mem[3];         /* in memory (adm_report_add_replay): fused against eager on two borrowed
+                                   captures of x, w, b and their transpose, and the pool of the two */
 } fp_results;
 
 static void fp_compute(const fp_inputs *in, fp_results *r)
@@ -1749,6 +1963,28 @@ static void fp_compute(const fp_inputs *in, fp_results *r)
     r->run[2] = rr.verdict;
     adm_oracle_free(o);
     ck_assert_msg(adm_harness_table(in->table, NULL, NULL, &r->table) == ADM_OK, "%s", adm_error_message());
+    {
+        adm_capture *c[2];
+        adm_report *rep;
+        adm_tensor xt;
+        ck_assert_int_eq(adm_tensor_transpose(&in->x, 0, 1, &xt), ADM_OK);
+        for (int k = 0; k < 2; k++) {
+            ck_assert_int_eq(adm_capture_create_borrowed("linear+gelu", "{\"approximate\":\"tanh\"}", &c[k]), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_input(c[k], "x", &in->x), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_input(c[k], "w", &in->w), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_input(c[k], "bias", &in->b), ADM_OK);
+            ck_assert_int_eq(adm_capture_set_reference(c[k], &r->emu[2]), ADM_OK);
+            ck_assert_int_eq(adm_capture_add_candidate(c[k], "fused", &r->emu[3]), ADM_OK);
+        }
+        ck_assert_int_eq(adm_report_create("fpenv", &rep), ADM_OK);
+        ck_assert_msg(adm_report_add_replay(rep, (const adm_capture *const *)c, NULL, 2) == ADM_OK, "%s",
+                      adm_error_message());
+        ck_assert_int_eq(adm_report_count(rep), 3);
+        for (int k = 0; k < 3; k++) r->mem[k] = adm_report_row_at(rep, k)->verdict;
+        adm_report_free(rep);
+        adm_capture_free(c[0]);
+        adm_capture_free(c[1]);
+    }
 }
 
 static void fp_free(fp_results *r)
@@ -1835,6 +2071,10 @@ START_TEST(test_fp_environment)
             ck_assert_msg(same_verdict(&r.run[k], &base.run[k]), "%s: run %d's verdict differs (%s, rms %.17g; "
                           "default: %s, rms %.17g)", fp_cases[c].name, k, adm_tier_name(r.run[k].tier),
                           r.run[k].rms_ratio, adm_tier_name(base.run[k].tier), base.run[k].rms_ratio);
+        for (int k = 0; k < 3; k++)
+            ck_assert_msg(same_verdict(&r.mem[k], &base.mem[k]), "%s: in-memory row %d's verdict differs (%s, rms "
+                          "%.17g; default: %s, rms %.17g)", fp_cases[c].name, k, adm_tier_name(r.mem[k].tier),
+                          r.mem[k].rms_ratio, adm_tier_name(base.mem[k].tier), base.mem[k].rms_ratio);
         ck_assert_int_eq(r.table.n, 2);
         for (int k = 0; k < 2; k++)
             ck_assert_msg(!r.table.entries[k].error && same_verdict(&r.table.entries[k].verdict,
@@ -1881,6 +2121,7 @@ static Suite *harness_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_faults);
+    tcase_add_test(tc, test_probes_on_rows);
     tcase_add_test(tc, test_judge_nomem);
     tcase_add_test(tc, test_static_declarations);
     tcase_add_test(tc, test_table_api);
@@ -1888,6 +2129,7 @@ static Suite *harness_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Report");
     tcase_add_test(tc, test_report_prints_judged);
+    tcase_add_test(tc, test_report_in_memory);
     suite_add_tcase(s, tc);
     tc = tcase_create("SeedTable");
     tcase_set_timeout(tc, 300);

@@ -1035,6 +1035,66 @@ START_TEST(test_op_cond)
 }
 END_TEST
 
+/* The GEMM's condition scale at shapes that leave every blocking of its
+ * bf16 path a remainder (M = 37 rows: 8-row blocks; N = 101: 48-column
+ * panels; K = 301: odd, and past one 128-pair pass), with rows of very
+ * different magnitudes (the per-row power-of-two scaling), a row whose
+ * bf16 values are partly subnormal (scaled up, they count) and a row of
+ * zeros: within gamma_K of fp32 (2e-5 at K = 301; 1e-4 asked) of the
+ * direct long double sums of |x_ik w_jk| everywhere. A lost pair, pass
+ * or row scale fails it; so does a panel that reads past its rows. */
+START_TEST(test_cond_gemm_blocks)
+{
+    const adm_op *lin = adm_op_find("linear");
+    adm_op_params p;
+    adm_tensor x, w;
+    int64_t xs[2] = {37, 301}, ws[2] = {101, 301};
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, NULL};
+    adm_oracle *o;
+    adm_oracle_result r;
+    double worst = 0;
+    double *xv = malloc(sizeof *xv * 37 * 301), *wv = malloc(sizeof *wv * 101 * 301);
+    uint64_t s = 12345;
+    ck_assert(xv && wv);
+    for (int64_t i = 0; i < 37 * 301 + 101 * 301; i++) {
+        double u;
+        s = s * 6364136223846793005u + 1442695040888963407u;
+        u = (double)(s >> 11) * 0x1p-53 * 2 - 1; /* uniform in [-1, 1) */
+        if (i < 37 * 301) {
+            int64_t row = i / 301;
+            xv[i] = row == 3 ? ldexp(u, 90) : row == 5 ? ldexp(u, -100) : row == 7 ? ldexp(u, -125) : row == 36 ? 0.0 : u;
+        } else {
+            int64_t row = (i - 37 * 301) / 301;
+            wv[i - 37 * 301] = row == 100 ? ldexp(u, 20) : u * 0.05;
+        }
+    }
+    ck_assert_int_eq(adm_tensor_from_f64(&x, ADM_BF16, 2, xs, xv, ADM_RNE, 0), ADM_OK);
+    ck_assert_int_eq(adm_tensor_from_f64(&w, ADM_BF16, 2, ws, wv, ADM_RNE, 0), ADM_OK);
+    free(xv);
+    free(wv);
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(lin, "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, lin, &p, in, &r), ADM_OK);
+    ck_assert_int_eq(r.has_cond, 1);
+    for (int64_t i = 0; i < 37; i++)
+        for (int64_t j = 0; j < 101; j++) {
+            long double d = 0;
+            double c = ((const double *)r.cond.data)[i * 101 + j], rel;
+            for (int64_t k = 0; k < 301; k++)
+                d += fabsl((long double)adm_tensor_get(&x, i * 301 + k) * adm_tensor_get(&w, j * 301 + k));
+            rel = d > 0 ? (double)(fabsl((long double)c - d) / d) : c;
+            if (rel > worst) worst = rel;
+            ck_assert_msg(rel <= 1e-4, "cond[%lld][%lld] = %.17g, the direct sum %.17Lg", (long long)i, (long long)j,
+                          c, d);
+        }
+    printf("GEMM cond at 37 x 301 by 101: worst relative difference %.3g\n", worst);
+    adm_oracle_result_free(&r);
+    adm_oracle_free(o);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+}
+END_TEST
+
 /* The condition scale at the edges: NaN and Inf inputs leave it finite
  * wherever the value is finite (a row of Infs only where the value is not),
  * an empty input gives an empty scale, and a cancelling sum gets the sum
@@ -1495,6 +1555,7 @@ static Suite *oracle_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Cond");
     tcase_add_loop_test(tc, test_op_cond, 0, N_OP_CASES);
+    tcase_add_test(tc, test_cond_gemm_blocks);
     suite_add_tcase(s, tc);
     tc = tcase_create("Elementwise");
     tcase_set_timeout(tc, 900);

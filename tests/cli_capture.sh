@@ -61,7 +61,25 @@ expect 0 "op gelu, 1 input(s)" -- "$admit" capture validate "$work/g.h5"
 expect 0 "wrote" -- "$admit" capture synth -o "$work/a.h5" --op attention --params '{"causal":true}' --tokens 16 --channels 8
 expect 0 "op attention, 3 input(s)" -- "$admit" capture validate "$work/a.h5"
 expect 0 "wrote" -- "$admit" capture synth -o "$work/gn.h5" --op groupnorm --params '{"groups":4}' --tokens 16 --channels 8 --with-outputs
+# --backend picks whose implementations --with-outputs runs (issue 17)
+expect 2 "capture synth: --backend: expected cpu or cuda, got 'tpu'" -- "$admit" capture synth -o "$work/b.h5" --backend tpu --with-outputs
+expect 0 "wrote" -- "$admit" capture synth -o "$work/bcpu.h5" --tokens 4 --channels 16 --out-features 8 --with-outputs --backend cpu
+if ! "$admit" version 2>&1 | grep -q 'device .*(sm_'; then
+    expect 2 "capture synth: --backend cuda: " -- "$admit" capture synth -o "$work/bcuda.h5" --tokens 4 --channels 16 --out-features 8 --with-outputs --backend cuda
+    [ -e "$work/bcuda.h5" ] && { echo "FAIL: a refused --backend cuda wrote a capture"; fails=$((fails + 1)); }
+fi
 expect 0 "op groupnorm, 3 input(s), reference, 1 candidate(s), 2 special case(s)" -- "$admit" capture validate "$work/gn.h5"
+# The special cases hold the first 8 rows of x and leave w and the bias to
+# /inputs (version 2): the weights are stored once, and replay reads it.
+expect 0 "wrote" -- "$admit" capture synth -o "$work/lo.h5" --tokens 64 --channels 128 --out-features 32 --with-outputs
+expect 0 "valid admit-capture v2, op linear+gelu, 3 input(s), reference, 6 candidate(s), 2 special case(s)" -- \
+    "$admit" capture validate "$work/lo.h5"
+expect 0 "special/nan_row/inputs/x     bf16      [8, 128]" "special/nan_row/reference    bf16      [8, 32]" \
+    "special/empty/inputs/x       bf16      [0, 128]" -- "$admit" capture inspect "$work/lo.h5"
+out=$("$admit" capture inspect "$work/lo.h5" 2>&1)
+case $out in *"special/nan_row/inputs/w"*|*"special/empty/inputs/bias"*)
+    echo "FAIL: a special case stores the weights again"; fails=$((fails + 1));; esac
+expect 0 "fused_epilogue" "lossless" -- "$admit" replay "$work/lo.h5"
 
 # getopt_long: --opt=V and --opt V alike, `--` ends the options, -h on each
 # subcommand.

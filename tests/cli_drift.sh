@@ -92,15 +92,16 @@ expect 0 "fc1        linear+gelu" -- "$admit" drift --toy --sites
 # one where no table is (a copy in bin/ of a bare folder) names the places
 # it tried and --table, exit 2.
 if [ "$(cd "$(dirname "$admit")/.." && pwd -P)" = "$(cd "$src" && pwd -P)" ]; then
-    expect 0 "tiers from $(cd "$src" && pwd -P)/fusions/toy.json" -- \
-        sh -c 'cd "$1" && shift && exec "$@"' - "$work" "$admit" drift $T --depth 2 --band-tolerance 1
+    # (a wide terminal: the report wraps its notes at the terminal's width)
+    expect 0 "Tiers from $(cd "$src" && pwd -P)/fusions/toy.json" -- \
+        env COLUMNS=1000 sh -c 'cd "$1" && shift && exec "$@"' - "$work" "$admit" drift $T --depth 2 --band-tolerance 1
 fi
 mkdir -p "$work/bare/bin" && cp "$admit" "$work/bare/bin/"
 bare=$(cd "$work/bare" && pwd -P)
 expect 2 "not in ./fusions/toy.json, $bare/fusions/toy.json or $bare/share/admit/fusions/toy.json" \
     "give one with --table FILE" -- sh -c 'cd "$1" && shift && exec "$@"' - "$bare" "$bare/bin/admit-kernel" drift $T
-expect 0 "tiers from $src/fusions/toy.json" -- \
-    sh -c 'cd "$1" && shift && exec "$@"' - "$bare" "$bare/bin/admit-kernel" drift $T --depth 2 --band-tolerance 1 --table "$src/fusions/toy.json"
+expect 0 "Tiers from $src/fusions/toy.json" -- \
+    env COLUMNS=1000 sh -c 'cd "$1" && shift && exec "$@"' - "$bare" "$bare/bin/admit-kernel" drift $T --depth 2 --band-tolerance 1 --table "$src/fusions/toy.json"
 expect 2 "site 'fc1'" "no implementation 'nope'" -- "$admit" drift $T --mount fc1=nope
 expect 2 "no entry named 'nope'" -- "$admit" drift $T --high nope
 expect 2 "--toy makes its own arms" -- "$admit" drift $T --arm a=$work/a.png

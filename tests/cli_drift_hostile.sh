@@ -242,8 +242,8 @@ PY
     fi
     "$admit" drift --spec esc.json --markdown >md.txt 2>&1
     checks=$((checks + 1))
-    # every table row has its 6 cells: 7 unescaped '|'
-    rows=$(grep '^|' md.txt | sed 's/\\|//g' | awk -F'|' 'NF != 8' | wc -l)
+    # every table row has its 7 cells (the margin among them): 8 unescaped '|'
+    rows=$(grep '^|' md.txt | sed 's/\\|//g' | awk -F'|' 'NF != 9' | wc -l)
     if grep -q "$(printf '\033')" md.txt || [ "$rows" != 0 ] || [ "$(grep -c '^|' md.txt)" != 4 ] ||
         ! grep -qF 'p\|q\\r\\n\| forged \| row \|' md.txt; then
         echo "FAIL: the Markdown report lets a name break the table:"; cat -A md.txt | sed 's/^/    /'; fails=$((fails + 1))

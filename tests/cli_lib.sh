@@ -3,6 +3,11 @@
 # $checks and $fails; finish NAME prints the closing line and exits.
 checks=0
 fails=0
+# the reports follow the terminal: the tests' output is a pipe of 120
+# columns, uncoloured, whatever the shell that started ctest exported
+COLUMNS=120
+export COLUMNS
+unset NO_COLOR
 expect() {
     want=$1; shift
     needles=""

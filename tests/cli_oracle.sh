@@ -11,6 +11,11 @@ expect 0 "op             linear+gelu" "output         [96, 256] fp64" "MPFR refi
     -- "$admit" oracle "$cap" -o "$work/o.h5"
 expect 0 "oracle (admit, certified)" "oracle_bound" -- "$admit" capture inspect "$work/o.h5"
 expect 0 "valid admit-capture v1" -- "$admit" capture validate "$work/o.h5"
+# -o writes without a filter, contiguous (at the disk's speed, issue 17)
+check "oracle -o: /oracle and /oracle_bound contiguous, unfiltered" /usr/bin/python3 -c "
+import h5py, sys
+f = h5py.File(sys.argv[1], 'r')
+sys.exit(any(f[d].chunks is not None or f[d].compression is not None for d in ('oracle', 'oracle_bound')))" "$work/o.h5"
 # A scale below the fp64 bounds: MPFR refines, and says how many.
 expect 0 "resolve scale  1e-10 (given)" "MPFR refined   " -- "$admit" oracle "$src/captures/data/dit_rmsnorm.h5" --resolve 1e-10 --sharpness 1e-3
 expect 0 "bounds         proven" -- "$admit" oracle "$src/captures/data/dit_gated_residual.h5"

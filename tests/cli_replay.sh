@@ -61,9 +61,10 @@ expect 0 "rounded                -         exact" "[user oracle, uncertified]" "
 
 # Reasons are whole sentences in every format (the bias reason of the
 # linear attention capture was cut at 480 bytes: "...against the r"), and
-# the terminal table wraps them at word boundaries within 110 columns.
+# the terminal table wraps them at word boundaries within the terminal's
+# width (COLUMNS; it was a fixed 110 columns whatever the terminal).
 sana=$src/captures/data/sana_linear_attention.h5
-"$admit" replay "$sana" --json "$work/sana.json" > "$work/sana.txt"
+COLUMNS=80 "$admit" replay "$sana" --json "$work/sana.json" > "$work/sana.txt"
 /usr/bin/python3 - "$work/sana.json" <<'PY' || { echo "FAIL: a reason is cut"; fails=$((fails + 1)); }
 import json, sys
 for r in json.load(open(sys.argv[1]))["results"]:
@@ -74,7 +75,7 @@ bias = [g for g in json.load(open(sys.argv[1]))["results"][0]["gates"] if g["gat
 assert "a scale error confined to tokens (a per-token statistic rounded)." in bias, bias
 PY
 checks=$((checks + 1))
-check "terminal lines fit in 110 columns" sh -c "! awk 'length(\$0) > 110' '$work/sana.txt' | grep -q ."
+check "terminal lines fit in 80 columns" sh -c "! awk 'length(\$0) > 80' '$work/sana.txt' | grep -q ."
 check "the terminal keeps the whole bias reason" sh -c "tr -s '\\n ' '  ' < '$work/sana.txt' | grep -q 'a scale error confined to tokens (a per-token statistic rounded)\\.'"
 
 # Text from inputs in the reports (R4): a capture path with markup, a
@@ -120,4 +121,16 @@ expect 2 "cannot create a temporary file" -- "$admit" replay "$g" --json /nonexi
 expect 2 "/nonexistent-admit-dir/r.xml: cannot create a temporary file" -- "$admit" replay "$g" --json "$work/half.json" --junit /nonexistent-admit-dir/r.xml
 [ -e "$work/half.json" ] && { echo "FAIL: a failed replay left its JSON report"; fails=$((fails + 1)); }
 checks=$((checks + 1))
+# Where the oracle runs (issue 17): --device cpu is the default's verdicts;
+# --device cuda without a usable GPU is a refusal naming why, not a quiet
+# run on the CPU, and writes no report.
+expect 0 "fused_epilogue         -         lossless" -- "$admit" replay "$g" --device cpu --json "$work/dev.json"
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); d=r["run"]["device"]; assert d=="oracle and gates: the CPU", d' \
+    "$work/dev.json" || { echo "FAIL: the report does not say where the oracle ran"; fails=$((fails + 1)); }
+expect 2 "--device: expected cpu or cuda, got 'gpu'" -- "$admit" replay "$g" --device gpu
+if ! "$admit" version 2>&1 | grep -q 'device .*(sm_'; then
+    expect 2 "replay --device cuda: " "(--device cpu runs the oracle on the CPU)" -- \
+        "$admit" replay "$g" --device cuda --json "$work/nogpu.json"
+    [ -e "$work/nogpu.json" ] && { echo "FAIL: a refused replay --device cuda wrote a report"; fails=$((fails + 1)); }
+fi
 finish cli_replay

@@ -33,9 +33,15 @@ expect 2 "cannot load" -- "$admit" run "$g" --reference eager --candidate "$work
 expect 2 "no implementation 'nope'" -- "$admit" run "$g" --reference eager --candidate nope
 expect 2 "expected CAPTURE, --reference" -- "$admit" run "$g" --candidate fused_epilogue
 # table: the bundled fusion table holds (every declared tier agrees)
-expect 0 "flux1_ff_linear_gelu_epilogue" "ideogram_bf16_gate_rmsnorm     bf16_stats             high      high" \
+expect 0 "flux1_ff_linear_gelu_epilogue" "ideogram_bf16_gate_rmsnorm         bf16_stats          high      high      holds" \
+    "summary: 14 entries: 12 hold, 2 promotable, 0 unsafe, 0 errors. Every claim holds." \
     -- "$admit" table "$src/fusions/dit.json" --json "$work/t.json" --junit "$work/t.xml" --html "$work/html"
-grep -q "<table>" "$work/html/index.html" || { echo "FAIL: no HTML report"; fails=$((fails + 1)); }
+h=$work/html/index.html
+check "an HTML report" grep -q "<table>" "$h"
+check "the page opens with its verdict" grep -q '<div class="banner pass" role="status"><p class="headline">pass: every claim holds</p>' "$h"
+check "the page shows the entry's description" grep -q "FLUX.1 / Qwen-Image FFN up-projection" "$h"
+check "the page shows flux1's flips" grep -q '<th scope="row">flips</th><td class="num">340</td><td class="num">0</td>' "$h"
+check "no flip rate where no reader is declared" sh -c "! grep -q 'not applicable' '$h'"
 [ "$(grep -o "<svg" "$work/html/index.html" | wc -l)" = 14 ] || { echo "FAIL: not one error histogram per entry"; fails=$((fails + 1)); }
 checks=$((checks + 1))
 /usr/bin/python3 - "$work/t.json" <<'PY' || { echo "FAIL: table JSON"; fails=$((fails + 1)); }
@@ -46,13 +52,30 @@ assert all(x["claim_holds"] for x in r)
 high = sorted(x["source"] for x in r if x["verdict"] == "high")
 assert high == sorted(["flux2_nvfp4_fc1_swiglu_quant", "ideogram_bf16_gate_rmsnorm", "sana_video_bf16_linear_attention",
                        "splitk_bf16_partials"]), high
+# the summary every format states, each row's claim, what the table says of the entry (issue 18)
+s = json.load(open(sys.argv[1]))["summary"]
+assert (s["results"], s["holds"], s["promotable"], s["unsafe"], s["errors"], s["insufficient_evidence"]) == \
+    (14, 12, 2, 0, 0, 0), s
+assert s["passed"] and s["text"] == "14 entries: 12 hold, 2 promotable, 0 unsafe, 0 errors. Every claim holds.", s
+assert sorted(x["claim_status"] for x in r) == ["holds"] * 12 + ["promotable"] * 2
+f = [x for x in r if x["source"] == "flux1_ff_linear_gelu_epilogue"][0]
+assert f["description"].startswith("FLUX.1 / Qwen-Image FFN up-projection"), f["description"]
+assert f["static"] == {"accumulator": "fp32", "operand": "bf16", "intermediate": "fp32", "transcendental_ulps": 2,
+                       "stable": True}, f["static"]
+assert f["reader"] == "fp8_e4m3" and f["numbers"]["flips_reference"] == 340, f["numbers"]
+ideo = [x for x in r if x["source"] == "ideogram_bf16_gate_rmsnorm"][0]
+assert ideo["numbers"]["max_ratio_judged"] < ideo["numbers"]["max_ratio"]
+mag = [g["reason"] for g in ideo["gates"] if g["gate"] == "magnitude"][0]
+assert "Max error is %.3gx" % ideo["numbers"]["max_ratio_judged"] in mag, mag
 PY
 checks=$((checks + 1))
 # --strict: the entries that measure stricter than declared are promotable
 expect 1 "stricter than declared (promotable)" -- "$admit" table "$src/fusions/dit.json" --strict
 # a high-tier fusion declared lossless: exit 1, and why
 sed 's/"declared": "high"/"declared": "lossless"/' "$src/fusions/dit.json" | sed "s#\.\./captures#$src/captures#g" > "$work/lying.json"
-expect 1 "sana_video_bf16_linear_attenti bf16_gemm              lossless  high" "looser than declared (unsafe)" \
+# (names whole: they were cut at 30 characters, "sana_video_bf16_linear_attenti")
+expect 1 "sana_video_bf16_linear_attention   bf16_gemm           lossless  high      unsafe" "looser than declared (unsafe)" \
+    "summary: 14 entries: 8 hold, 2 promotable, 4 unsafe, 0 errors. 4 claims are violated." \
     "magnitude: RMS error" -- "$admit" table "$work/lying.json"
 # schema errors: line, column and field
 printf '{"fusions": [\n  {"name": "a",\n   "op": "linear",\n   "reference": "eager",\n   "candidate": "splitk_fp32",\n   "declared": "looseless",\n   "captures": ["x.h5"]}\n]}\n' > "$work/bad1.json"

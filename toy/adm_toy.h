@@ -143,6 +143,9 @@ typedef struct adm_toy_options {
     char **mounts;            /* SITE=IMPL for the lossless tier */
     int n_mounts;
     adm_toy_tp2_mode tp2;
+    /* called before each run of the toy (k of n, which run); NULL: none */
+    adm_drift_progress_fn progress;
+    void *progress_user;
 } adm_toy_options;
 ADM_API void adm_toy_options_default(adm_toy_options *o);
 ADM_API void adm_toy_options_free(adm_toy_options *o);

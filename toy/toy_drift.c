@@ -12,6 +12,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* ---------------------------------------------------------------- options */
 
@@ -218,6 +221,12 @@ adm_status adm_toy_run_processes(const adm_toy *t, const adm_toy_tier *tier, adm
             goto done;
         }
         if (pid[r] == 0) {
+#ifdef _OPENMP
+            /* libgomp's thread pool does not survive fork: a parallel
+             * region in the child waits for its parent's workers forever.
+             * One thread gives the same bits (check_emu_digest). */
+            omp_set_num_threads(1);
+#endif
             /* only this rank's ends stay open, so a dead peer reads as end of file */
             close(r == 0 ? p01[0] : p01[1]);
             close(r == 0 ? p10[1] : p10[0]);
@@ -362,7 +371,20 @@ static adm_status add_run(adm_drift *d, const char *name, adm_image *img)
  * (the latent after each Euler step of a one-block run `depth` steps
  * long), on at most 8 x 8 tokens of the same seed (the weights of a block
  * do not depend on the depth). */
-static adm_status compound(const adm_toy_options *o, adm_drift *d, const adm_toy_tier *const *tiers, int n)
+/* Progress over the toy's runs: the arms, the fp64 run, and per group of
+ * compounding the fp64 run and each tier's. */
+typedef struct toy_steps {
+    const adm_toy_options *o;
+    int k, n;
+} toy_steps;
+
+static void step(toy_steps *ts, const char *what)
+{
+    if (ts->o->progress) ts->o->progress(++ts->k, ts->n, what, ts->o->progress_user);
+}
+
+static adm_status compound(const adm_toy_options *o, adm_drift *d, const adm_toy_tier *const *tiers, int n,
+                           toy_steps *ts)
 {
     static const char *const names[3] = {"exact (the reference path)", "lossless", "high"};
     static const char *const groups[2] = {"layers", "steps"};
@@ -381,9 +403,17 @@ static adm_status compound(const adm_toy_options *o, adm_drift *d, const adm_toy
         c.steps = kind ? depth : 1;
         if (!dep || !err) st = ADM_FAIL(ADM_ERR_NOMEM, "toy: out of memory");
         if (st == ADM_OK) st = adm_toy_create(&c, &t);
+        if (st == ADM_OK) {
+            char what[64];
+            snprintf(what, sizeof what, "compounding by %s: the fp64 run", groups[kind]);
+            step(ts, what);
+        }
         if (st == ADM_OK && (st = adm_toy_run_f64(t, &img, &ref)) == ADM_OK) adm_image_free(&img);
         for (int k = 0; k < depth; k++) dep[k] = k + 1;
         for (int i = 0; i < n && st == ADM_OK; i++) {
+            char what[96];
+            snprintf(what, sizeof what, "compounding by %s: %s", groups[kind], names[i]);
+            step(ts, what);
             if ((st = adm_toy_run(t, tiers[i], 1, &img, &tr)) != ADM_OK) {
                 adm_error_prefix("compounding, %s, %s: ", groups[kind], names[i]);
                 break;
@@ -422,6 +452,7 @@ static adm_status toy_drift_body(const adm_toy_options *o, adm_drift *d, int set
     adm_status st;
     char note[1200], title[300];
     const adm_toy_config *c = &o->config;
+    toy_steps ts = {o, 0, 0};
     if (!table) {
         ADM_TRY(default_table(found, sizeof found));
         table = found;
@@ -448,6 +479,9 @@ static adm_status toy_drift_body(const adm_toy_options *o, adm_drift *d, int set
             memcpy(hi.entry[s], h0.entry[s], sizeof hi.entry[s]);
         }
     ADM_TRY(adm_toy_create(c, &t));
+    /* the arms, the fp64 run, and the compounding runs (an fp64 run and
+     * each tier's, per group) */
+    ts.n = (have_high ? 6 : 5) + 1 + 2 * (1 + (have_high ? 3 : 2));
     if (set_title) {
         snprintf(title, sizeof title, "admit drift: toy DiT (%d blocks, %d Euler steps, %d tokens, %dx%d RGB), seed %llu",
                  c->blocks, c->steps, c->grid * c->grid, c->grid * c->patch, c->grid * c->patch,
@@ -456,6 +490,7 @@ static adm_status toy_drift_body(const adm_toy_options *o, adm_drift *d, int set
     }
 #define RUN(name, tier, tp, trace)                                                              \
     do {                                                                                        \
+        step(&ts, "arm " name);                                                                 \
         if ((st = arm(t, tier, tp, o->tp2, &img, trace)) != ADM_OK) {                           \
             adm_error_prefix("toy arm %s: ", name);                                             \
             goto done;                                                                          \
@@ -485,6 +520,7 @@ static adm_status toy_drift_body(const adm_toy_options *o, adm_drift *d, int set
                                  "high_tp1")))
         goto done;
     /* how far the exact arm's pixels sit from the fp64 run's */
+    step(&ts, "the fp64 run");
     if ((st = adm_toy_run_f64(t, &img, NULL)) != ADM_OK) goto done;
     {
         adm_drift_metrics m;
@@ -493,36 +529,36 @@ static adm_status toy_drift_body(const adm_toy_options *o, adm_drift *d, int set
         adm_image_free(&img);
         if (st) goto done;
         snprintf(db, sizeof db, "%.2f", m.psnr);
-        snprintf(note, sizeof note, "the exact TP1 image against the fp64 run's: PSNR %s dB, SSIM %.6f",
+        snprintf(note, sizeof note, "The exact TP1 image against the fp64 run's: PSNR %s dB, SSIM %.6f.",
                  isinf(m.psnr) ? "inf" : db, m.ssim);
         if ((st = adm_drift_add_note(d, note))) goto done;
     }
     {
         const adm_toy_tier *tiers[3] = {&ex, &ll, &hi};
-        if ((st = compound(o, d, tiers, have_high ? 3 : 2)) != ADM_OK) goto done;
-        snprintf(note, sizeof note, "compounding on %d x %d tokens: layers = the hidden state after each block of a "
-                 "one-step run %d blocks deep; steps = the latent after each Euler step of a one-block run %d steps long",
+        if ((st = compound(o, d, tiers, have_high ? 3 : 2, &ts)) != ADM_OK) goto done;
+        snprintf(note, sizeof note, "Compounding on %d x %d tokens: layers are the hidden state after each block of a "
+                 "one-step run %d blocks deep; steps, the latent after each Euler step of a one-block run %d steps long.",
                  c->grid < 8 ? c->grid : 8, c->grid < 8 ? c->grid : 8, o->depth > 1 ? o->depth : 16,
                  o->depth > 1 ? o->depth : 16);
         if ((st = adm_drift_add_note(d, note))) goto done;
     }
     {
         char what[900];
-        snprintf(note, sizeof note, "tiers from %s; exact: the table's reference paths", table);
+        snprintf(note, sizeof note, "Tiers from %s; exact is the table's reference paths.", table);
         if ((st = adm_drift_add_note(d, note))) goto done;
         describe(&ll, &ex, what, sizeof what);
-        snprintf(note, sizeof note, "lossless tier: %s", what);
+        snprintf(note, sizeof note, "Lossless tier: %s.", what);
         if ((st = adm_drift_add_note(d, note))) goto done;
         if (have_high) {
             describe(&hi, &ll, what, sizeof what);
-            snprintf(note, sizeof note, "high tier: the lossless tier and %s", what);
+            snprintf(note, sizeof note, "High tier: the lossless tier and %s.", what);
         } else {
-            snprintf(note, sizeof note, "high tier: not run (%s)", o->tp2 == ADM_TOY_TP2_NCCL
+            snprintf(note, sizeof note, "High tier: not run (%s).", o->tp2 == ADM_TOY_TP2_NCCL
                                                                       ? "FC2 runs on cuBLAS on the GPUs"
                                                                       : "the table has no " DEFAULT_HIGH);
         }
         if ((st = adm_drift_add_note(d, note))) goto done;
-        snprintf(note, sizeof note, "TP2: the attention output projection and FC2 row-parallel over K, bf16 partials summed by an all-reduce, then the bias (%s)",
+        snprintf(note, sizeof note, "TP2: the attention output projection and FC2 row-parallel over K, bf16 partials summed by an all-reduce, then the bias (%s).",
                  o->tp2 == ADM_TOY_TP2_NCCL ? "cuBLAS partials on two GPUs, NCCL, one process per GPU"
                  : o->tp2 == ADM_TOY_TP2_PROCESSES ? "two processes over pipes"
                                                    : "both ranks emulated in one process");

@@ -20,7 +20,11 @@
  *   ADM_HOSTILE_DESC_ESCAPE  a description holding an escape sequence
  *   ADM_HOSTILE_DESC_DTYPE   an accumulator that is not a dtype name
  *   ADM_HOSTILE_DESC_LONG_OP an op of 100 characters
- *   ADM_HOSTILE_DESC_NAN     transcendental_ulps NaN */
+ *   ADM_HOSTILE_DESC_NAN     transcendental_ulps NaN
+ *   ADM_HOSTILE_SLOW         in the MPI rank ADM_TEST_SLOW_RANK names, the first
+ *                            run writes $ADM_TEST_DIR/slow.<rank> and sleeps
+ *                            10 s (a unit long enough to kill or stop its rank
+ *                            in; tests/cli_mpi.sh) */
 #define _GNU_SOURCE
 #include "plugin.h"
 
@@ -69,6 +73,21 @@ static int run(const char *params, const adm_plugin_tensor *in, int n, adm_plugi
     (void)len;
 #ifdef ADM_HOSTILE_FTZ
     SET_FTZ_DAZ();
+#endif
+#ifdef ADM_HOSTILE_SLOW
+    {
+        const char *want = getenv("ADM_TEST_SLOW_RANK"), *rank = getenv("OMPI_COMM_WORLD_RANK");
+        const char *dir = getenv("ADM_TEST_DIR");
+        char path[512];
+        int fd;
+        if (want && rank && dir && !strcmp(want, rank)) {
+            snprintf(path, sizeof path, "%s/slow.%s", dir, rank);
+            if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644)) >= 0) {
+                close(fd);
+                sleep(10);
+            }
+        }
+    }
 #endif
 #ifdef ADM_HOSTILE_FORK
     {

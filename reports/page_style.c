@@ -1,0 +1,102 @@
+/* The one stylesheet of admit's HTML pages (text_buf.h): the verdict
+ * report of replay, run and table, and the drift report.
+ *
+ * Colour means one thing on every page: red (#cf222e) only for a violated
+ * claim, an error or a failure; green for a claim that holds or a pass;
+ * purple for promotable (measured stricter than claimed); tiers and plot
+ * series in neutral colours. Usable from 320 px to wide screens: below
+ * 760 px the summary tables stack as cards (every cell labelled), other
+ * wide tables scroll inside their box with the first column fixed, plots
+ * scale to the width with text of at least 11 px at 390 px (their
+ * viewBox is 360 units wide, text 12 units). */
+#include "text_buf.h"
+
+const char adm_page_style[] =
+    "*{box-sizing:border-box}"
+    "html{-webkit-text-size-adjust:100%}"
+    "body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'Noto Sans',sans-serif;color:#1f2328;"
+    "background:#fff;margin:0 auto;max-width:1400px;padding:12px 16px 40px}"
+    "h1{font-size:22px;margin:8px 0 6px;overflow-wrap:break-word}"
+    "h2{font-size:18px;margin:28px 0 8px;overflow-wrap:break-word}"
+    "h3{font-size:16px;margin:18px 0 6px;overflow-wrap:break-word}"
+    "p,li,dd,dt,td,th,figcaption,summary{overflow-wrap:break-word}"
+    "a{color:#0550ae}"
+    "code{font:13px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}"
+    ".note{color:#57606a;max-width:80ch}"
+    "ul.notes{color:#57606a;max-width:80ch;padding-left:20px}"
+    /* the verdict banner */
+    ".banner{border:2px solid #8c959f;border-radius:8px;padding:10px 14px;margin:10px 0 16px;background:#f6f8fa}"
+    ".banner .headline{font-size:20px;font-weight:700;margin:0}"
+    ".banner .counts{margin:4px 0 0}"
+    ".banner.pass{border-color:#1a7f37;background:#dafbe1}"
+    ".banner.fail,.banner.error{border-color:#cf222e;background:#ffebe9}"
+    ".banner.neutral{border-color:#8c959f;background:#f6f8fa}"
+    /* claims and verdicts */
+    ".badge{display:inline-block;padding:0 8px;border-radius:10px;font-weight:600;font-size:13px;"
+    "white-space:nowrap;border:1px solid #d0d7de;background:#f6f8fa;color:#57606a}"
+    ".badge.holds,.badge.pass{background:#dafbe1;color:#116329;border-color:#1a7f37}"
+    ".badge.unsafe,.badge.error,.badge.fail{background:#cf222e;color:#fff;border-color:#cf222e}"
+    ".badge.promotable{background:#fbefff;color:#6639ba;border-color:#8250df}"
+    ".badge.promotable.violated{box-shadow:0 0 0 2px #cf222e}"
+    ".tier{display:inline-block;padding:0 6px;border-radius:4px;border:1px solid #d0d7de;background:#f6f8fa;"
+    "color:#1f2328;font-size:13px;white-space:nowrap}"
+    ".tier.exact{background:#eaeef2}.tier.high{background:#fff;border-style:dashed}"
+    /* tables */
+    ".scroll{overflow-x:auto;max-width:100%;margin:6px 0}"
+    "table{border-collapse:collapse;font-variant-numeric:tabular-nums}"
+    "th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}"
+    "thead th,th[scope=col]{background:#f6f8fa;font-weight:600}"
+    "th abbr,th[title]{text-decoration:underline dotted;cursor:help}"
+    ".num{text-align:right;white-space:nowrap}"
+    ".scroll>table>*>tr>:first-child{position:sticky;left:0;background:#fff;z-index:1}"
+    ".scroll>table>thead>tr>:first-child{background:#f6f8fa}"
+    "table.sum{width:100%}"
+    "table.sum td.name{font-weight:600}table.sum td.gates{min-width:15em}"
+    "table.sum thead th.num{white-space:normal}"
+    "tr.unsafe>td:first-child,tr.error>td:first-child,tr.fail>td:first-child{box-shadow:inset 4px 0 #cf222e}"
+    "tr.promotable>td:first-child{box-shadow:inset 4px 0 #8250df}"
+    "td.msg{overflow-wrap:anywhere;max-width:60ch}"
+    "dl.facts{display:grid;grid-template-columns:max-content minmax(0,1fr);gap:2px 12px;margin:6px 0 10px}"
+    "dl.facts dt{font-weight:600}dl.facts dd{margin:0;min-width:0}"
+    "dl.cols{margin:8px 0;max-width:100ch;font-size:14px;color:#3d444d}"
+    "dl.cols dt{font-weight:600;float:left;clear:left;margin-right:6px}dl.cols dd{margin:0 0 3px}"
+    "details.run{margin:4px 0 8px}details.run summary{cursor:pointer;color:#57606a}"
+    "section.entry{border-top:1px solid #d0d7de;margin-top:24px}"
+    ".reasons p{margin:4px 0;max-width:110ch}"
+    ".detail{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}"
+    ".detail>*{min-width:0;max-width:100%}"
+    /* plots: inline SVG, legends in HTML */
+    "figure.plot{margin:0;flex:1 1 360px;max-width:480px;min-width:0}"
+    "figure.plot svg{display:block;width:100%;height:auto}"
+    "figure.plot figcaption{font-size:14px;color:#3d444d}"
+    ".plots{display:flex;flex-wrap:wrap;gap:16px 24px;align-items:flex-start}"
+    "ul.legend{list-style:none;padding:0;margin:4px 0;display:flex;flex-wrap:wrap;gap:2px 14px;font-size:14px}"
+    ".swatch{display:inline-block;width:14px;height:10px;margin-right:5px;vertical-align:baseline;"
+    "border:1px solid rgba(0,0,0,.25)}"
+    ".swatch.hatch{background:repeating-linear-gradient(45deg,#fff 0 2px,#8c959f 2px 4px)}"
+    "figure.img{display:inline-block;margin:0 6px 6px 0;vertical-align:top;max-width:100%}"
+    "figure.img img{image-rendering:pixelated;border:1px solid #8c959f;display:block;max-width:100%;height:auto}"
+    "figure.img figcaption{font-size:13px}"
+    "div.pair{display:inline-block;vertical-align:top;margin:6px 6px 6px 0;padding:6px 8px;border:1px solid #d0d7de;"
+    "border-radius:6px;max-width:100%}"
+    "div.pair.fail{border:2px solid #cf222e}div.pair h3{font-size:15px;margin:2px 0 6px}"
+    ".ramp{display:inline-block;width:60px;height:9px;vertical-align:middle;"
+    "background:linear-gradient(90deg,#000004,#57106e,#bc3754,#f98e09,#fcffa4)}"
+    /* narrow screens: the summary tables as cards, every cell labelled */
+    "@media (max-width:760px){"
+    "body{padding:8px 12px 32px}"
+    "table.cards,table.cards>tbody,table.cards>tbody>tr,table.cards>tbody>tr>td{display:block;width:100%}"
+    "table.cards>thead{display:none}"
+    "table.cards>tbody>tr{border:1px solid #d0d7de;border-radius:6px;margin:0 0 10px;padding:6px 8px}"
+    "table.cards>tbody>tr>td{border:0;padding:2px 0;display:flex;align-items:baseline;gap:8px;text-align:left;"
+    "white-space:normal;position:static;overflow-wrap:anywhere}"
+    "table.cards>tbody>tr>td:first-child{box-shadow:none}"
+    "table.cards>tbody>tr>td::before{content:attr(data-label);flex:0 0 8.5em;font-weight:600;color:#57606a;"
+    "overflow-wrap:normal}"
+    "table.cards>tbody>tr>td>*{min-width:0}table.cards .badge{white-space:normal}"
+    "table.cards>tbody>tr>td.name{display:block;font-size:16px}"
+    "table.cards>tbody>tr>td.name::before{content:none}"
+    "table.cards>tbody>tr.unsafe,table.cards>tbody>tr.error,table.cards>tbody>tr.fail{border:2px solid #cf222e}"
+    "table.cards>tbody>tr.promotable{border:2px solid #8250df}"
+    ".scroll table.cards{min-width:0}"
+    "}";

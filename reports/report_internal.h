@@ -1,0 +1,42 @@
+/* Internal to the verdict report (reports/report.c, report_html.c). */
+#ifndef ADM_REPORT_INTERNAL_H
+#define ADM_REPORT_INTERNAL_H
+
+#include "adm_report.h"
+#include "text_buf.h"
+
+#define ADM_REPORT_MAX_CONTEXT 16
+
+struct adm_report {
+    char *ctx_key[ADM_REPORT_MAX_CONTEXT], *ctx_val[ADM_REPORT_MAX_CONTEXT];
+    int nctx;
+    int strict;
+    const char *source_label, *claim_label;
+    char *title;
+    adm_report_row *rows;
+    int n, cap;
+    int width, color; /* the terminal's */
+    char *json;       /* adm_report_json's text, until the next call */
+};
+
+/* The last path component. */
+const char *adm_report_base(const char *p);
+/* What the oracle's certificate rests on. */
+const char *adm_report_oracle_basis(const adm_verdict *v);
+/* The verdict's power as one sentence ("Power: over ... could go unseen."). */
+void adm_report_power_sentence(const adm_verdict *v, char *buf, size_t n);
+/* What was run: date, admit, commit, host, then what the caller set; date
+ * needs 32 bytes, host 256. */
+void adm_report_run_context(const adm_report *r, int *n, const char **keys, const char **vals, char *date, char *host);
+/* A table entry's static declarations (compact JSON) as text for people:
+ * "accumulator fp32, operand bf16, stable true". */
+void adm_report_static_text(const char *json, char *buf, size_t n);
+/* The claim's name in the reports: "the claim" or "declared". */
+int adm_report_is_table(const adm_report *r);
+/* The gate that failed the evidence test: 1 when the row was measured and
+ * its evidence gate failed. */
+int adm_report_insufficient(const adm_report_row *row);
+
+adm_status adm_report_render_html(const adm_report *r, char **out, size_t *len);
+
+#endif
