@@ -20,8 +20,12 @@
  * statistic less the reference's, in units of D (the reference's RMS
  * error floored at the correctly rounded output's).
  *
- * Usage: bench_power [--quick] [--seeds S] [--fa-seeds F] [--min-n N] [--max-n N] [--out FILE.md] [--json FILE.json]
- * (the sizes 64, 256, 1024, 16384 and 10^6 between min-n and max-n)
+ * Usage: bench_power [--quick] [--seeds S] [--fa-seeds F] [--min-n N] [--max-n N] [--only OP,KIND] [--no-fa]
+ *                    [--fa-only] [--out FILE.md] [--json FILE.json]
+ * (the sizes 64, 256, 1024, 16384 and 10^6 between min-n and max-n; --only
+ * one row of the table, KIND -1 for all of the op's, which also keeps the
+ * false alarms to that op: bench/run_power.sh runs the rows as separate
+ * processes and bench/power_merge.py joins their JSON into one report)
  */
 #include "adm_candidates.h"
 #include "adm_capture.h"
@@ -92,13 +96,16 @@ static void shape_for(int op, int64_t n, int64_t *R, int64_t *N)
 /* DiT-like activations [tokens, channels]: made 256 channels wide and cut
  * to the first `channels` where that is fewer (the generator calibrates
  * its outlier channels to max/p99 = 8, which a handful of values cannot
- * carry: 4 x 16 values gave outliers of 10^7). */
+ * carry: 4 x 16 values gave outliers of 10^7). Where there are 2^20
+ * values or more the calibration has data enough at the width asked for,
+ * and the wide detour (a quarter kept) would cost most of the bench's time
+ * at 10^6 rows of 64. */
 static adm_status synth_cols(const adm_synth_config *sc, adm_tensor *x)
 {
     adm_synth_config wide = *sc;
     adm_tensor full;
     int64_t shape[2] = {sc->tokens, sc->channels};
-    if (sc->channels >= 256) return adm_synth_activations(sc, x);
+    if (sc->channels >= 256 || sc->tokens * sc->channels >= ((int64_t)1 << 20)) return adm_synth_activations(sc, x);
     wide.channels = 256;
     ADM_TRY(adm_synth_activations(&wide, &full));
     if (adm_tensor_alloc(x, full.dtype, 2, shape) != ADM_OK) {
@@ -314,7 +321,7 @@ static void fmt_cross(char *buf, size_t n, double x, int at_first, double first)
 
 int main(int argc, char **argv)
 {
-    int seeds = 20, fa_seeds = 100, quick = 0, only_op = -1, only_kind = -1;
+    int seeds = 20, fa_seeds = 100, quick = 0, only_op = -1, only_kind = -1, do_leans = 1, do_fa = 1;
     int64_t max_n = 1000000, min_n = 0;
     const char *out_md = NULL, *out_json = NULL;
     static const int64_t sizes[] = {64, 256, 1024, 16384, 1000000};
@@ -326,18 +333,24 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--fa-seeds") && i + 1 < argc) fa_seeds = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-n") && i + 1 < argc) max_n = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--min-n") && i + 1 < argc) min_n = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            if (sscanf(argv[++i], "%d,%d", &only_op, &only_kind) != 2 || only_op < 0 || only_op >= OP_COUNT ||
+                only_kind < -1 || only_kind >= L_COUNT) {
+                fprintf(stderr, "bench_power: --only OP,KIND: OP 0..%d, KIND -1..%d\n", OP_COUNT - 1, L_COUNT - 1);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--no-fa")) do_fa = 0;
+        else if (!strcmp(argv[i], "--fa-only")) do_leans = 0;
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out_md = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) out_json = argv[++i];
         else if (getenv("BENCH_POWER_DEBUG")) break;
         else {
-            fprintf(stderr, "usage: bench_power [--quick] [--seeds S] [--fa-seeds F] [--min-n N] [--max-n N] [--out F.md] "
-                    "[--json F]\n");
+            fprintf(stderr, "usage: bench_power [--quick] [--seeds S] [--fa-seeds F] [--min-n N] [--max-n N] "
+                    "[--only OP,KIND] [--no-fa] [--fa-only] [--out F.md] [--json F]\n");
             return 2;
         }
     }
     if (quick) { seeds = 6; fa_seeds = 10; max_n = 16384; }
-    if (getenv("BENCH_POWER_ONLY")) /* "OP,KIND": one row of the table */
-        sscanf(getenv("BENCH_POWER_ONLY"), "%d,%d", &only_op, &only_kind);
     if (getenv("BENCH_POWER_DEBUG")) { /* one candidate's verdict: OP KIND GRID N */
         int op = atoi(argv[argc - 4]), kind = atoi(argv[argc - 3]);
         double g = atof(argv[argc - 2]);
@@ -376,7 +389,11 @@ int main(int argc, char **argv)
     }
     if (out_md && !(md = fopen(out_md, "w"))) { perror(out_md); return 2; }
     if (out_json && !(js = fopen(out_json, "w"))) { perror(out_json); return 2; }
-    if (js) fprintf(js, "{\"bench\": \"bench_power\", \"seeds\": %d, \"cells\": [\n", seeds);
+    if (js) fprintf(js, "{\"bench\": \"bench_power\", \"seeds\": %d, \"fa_seeds\": %d, \"grid\": [", seeds, fa_seeds);
+    if (js) {
+        for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", grid[g]);
+        fprintf(js, "], \"cells\": [\n");
+    }
     fprintf(md, "# Power of the bias gate: detection points and false alarms\n\n"
             "Realized lean at 50%% and 90%% detection, in units of D (the reference's RMS error floored at the "
             "correctly rounded output's), over %d seeds per grid point; 1 capture and 4 pooled captures; admit "
@@ -386,12 +403,12 @@ int main(int argc, char **argv)
             "(the RMS, max or ulp form), not the bias gate.\n\n", seeds, grid[NGRID - 1]);
     fprintf(md, "| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% |\n"
             "|---|---|---|---|---|---|---|---|\n");
-    {
+    if (do_leans) {
         int first_cell = 1;
         for (int op = 0; op < OP_COUNT; op++)
             for (int kind = 0; kind < L_COUNT; kind++) {
                 if (op == OP_ROW_SUM && (kind == L_CHANNEL || kind == L_TOKEN)) continue; /* a 1-D output */
-                if (only_op >= 0 && (op != only_op || kind != only_kind)) continue;
+                if (only_op >= 0 && (op != only_op || (only_kind >= 0 && kind != only_kind))) continue;
                 for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
                     for (int pooled = 1; pooled <= 4; pooled += 3) {
                         int64_t n = sizes[si];
@@ -458,13 +475,16 @@ int main(int argc, char **argv)
                         if (js) {
                             fprintf(js, "%s  {\"op\": \"%s\", \"lean\": \"%s\", \"n\": %lld, \"pooled\": %d, "
                                     "\"admit_50\": %.4g, \"admit_90\": %.4g, \"template_50\": %.4g, \"template_90\": %.4g, "
-                                    "\"frac\": [", first_cell ? "" : ",\n", op_label[op], lean_label[kind], (long long)n,
-                                    pooled, CELL(c50), CELL(c90), CELL(t50), CELL(t90));
+                                    "\"op_index\": %d, \"lean_index\": %d, \"seeds\": %d, \"frac\": [",
+                                    first_cell ? "" : ",\n", op_label[op], lean_label[kind], (long long)n, pooled, CELL(c50),
+                                    CELL(c90), CELL(t50), CELL(t90), op, kind, S);
                             for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", frac[g]);
                             fprintf(js, "], \"template_frac\": [");
                             for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", tfrac[g]);
                             fprintf(js, "], \"realized\": [");
                             for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.4g", g ? ", " : "", lean[g]);
+                            fprintf(js, "], \"by_magnitude\": [");
+                            for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", bymag[g]);
                             fprintf(js, "]}");
                             fflush(js);
                         }
@@ -476,14 +496,16 @@ int main(int argc, char **argv)
             }
     }
     /* ---- false alarms: lossless paths, no lean */
-    {
+    if (do_fa) {
         long tot = 0, rej = 0, trej = 0;
         fprintf(md, "\n## False alarms of lossless paths\n\n| op | path | n | samples | admit rejects | template "
                 "rejects |\n|---|---|---|---|---|---|\n");
+        if (js) fprintf(js, "\n], \"false_alarm_rows\": [\n");
         for (int op = 0; op < OP_COUNT; op++)
             for (int b = -1; b < 3; b++) {
                 const char *bn = b < 0 ? "fused one-rounding" : op_lossless[op][b];
                 if (!bn) break;
+                if (only_op >= 0 && op != only_op) continue;
                 for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
                     int64_t n = sizes[si];
                     int S = n >= 1000000 ? 4 : n >= 16384 ? fa_seeds / 4 : fa_seeds, r = 0, tr = 0;
@@ -519,14 +541,18 @@ int main(int argc, char **argv)
                     trej += tr;
                     fprintf(md, "| %s | %s | %lld | %d | %d | %d |\n", op_label[op], bn, (long long)n, S, r, tr);
                     fflush(md);
+                    if (js)
+                        fprintf(js, "%s  {\"op\": \"%s\", \"path\": \"%s\", \"n\": %lld, \"samples\": %d, \"admit\": %d, "
+                                "\"template\": %d, \"op_index\": %d, \"path_index\": %d}", tot == S ? "" : ",\n", op_label[op], bn,
+                                (long long)n, S, r, tr, op, b);
                 }
             }
         fprintf(md, "| all | | | %ld | %ld | %ld |\n", tot, rej, trej);
-        if (js) fprintf(js, "\n], \"false_alarms\": {\"samples\": %ld, \"admit\": %ld, \"template\": %ld}, "
-                        "\"seconds\": %.1f}\n", tot, rej, trej, bench_now() - t0);
+        if (js) fprintf(js, "\n], \"false_alarms\": {\"samples\": %ld, \"admit\": %ld, \"template\": %ld}", tot, rej, trej);
         fprintf(stderr, "false alarms: admit %ld, template %ld of %ld lossless samples (%.0f s)\n", rej, trej, tot,
                 bench_now() - t0);
     }
+    if (js) fprintf(js, "%s, \"seconds\": %.1f}\n", do_fa ? "" : "\n]", bench_now() - t0);
     if (md != stdout) fclose(md);
     if (js) fclose(js);
     return 0;
