@@ -87,12 +87,14 @@ static int reserve(adm_dist_buf *b, size_t need)
     return 1;
 }
 
+#ifdef ADM_HAVE_MPI
 /* Empty, for the next message (its memory kept). */
 static inline void reset(adm_dist_buf *b)
 {
     b->len = b->pos = 0;
     b->failed = 0;
 }
+#endif
 
 void adm_dist_put(adm_dist_buf *b, const void *p, size_t n)
 {
