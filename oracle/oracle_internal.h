@@ -124,8 +124,9 @@ adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd);
 /* Device-side times (ms, median of reps) at M x K x N from random bf16
  * inputs: [0] one cuBLAS DGEMM on fp64 operands, [1] the oracle (bf16 to
  * fp64, norms, DGEMM, bias, GELU, bound, and the condition scale: a
- * second DGEMM on |x|, |w|), [2] uploading the bf16 inputs,
- * [3] downloading value and bound; max bound in ms[4]. */
+ * bf16 GEMM on |x|, |w| on the tensor cores), [2] uploading the bf16
+ * inputs, [3] downloading value and bound, [5] the condition scale alone;
+ * max bound in ms[4]. ms: 6 doubles. */
 adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms);
 
 /* The MPFR evaluator (oracle/mpfr_eval.c): output element `index` as an
