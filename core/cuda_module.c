@@ -88,6 +88,8 @@ static const adm_cuda_module table = {
     adm_o_cuda_gemm,
     adm_o_cuda_elementwise,
     adm_o_cuda_bench_gemm,
+    adm_o_cuda_reduce,
+    adm_o_cuda_norm,
     adm_cuda_linear_gelu,
     twin,
     adm_cuda_libm_f32_range,

@@ -27,6 +27,7 @@
  * phi(q) A / den, the same with the unnormalized weights. */
 #include "oracle_internal.h"
 #include "adm_fpenv.h"
+#include "line_fns.h"
 
 #include <stdlib.h>
 

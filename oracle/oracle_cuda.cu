@@ -2,8 +2,9 @@
  * DGEMM (native fp64 on Hopper: exact products, fp64 sums, any order, so
  * the accumulation bound of oracle/gemm.c holds unchanged) and CUDA
  * kernels for the conversion, the norms and the epilogue with the bound.
- * The scalar functions are oracle/scalar_fns.h, the same code and
- * derivation as on the CPU; this file is built with -fmad=false so each
+ * The reductions and norms run oracle/line_fns.h, a thread a line: the
+ * same code and order of operations as the CPU's. The scalar functions
+ * are oracle/scalar_fns.h, the same code and derivation as on the CPU; this file is built with -fmad=false so each
  * operation rounds once, as derived. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -20,6 +21,7 @@ extern "C" {
 }
 #include "adm_cuda_check.h"
 #include "scalar_fns.h"
+#include "line_fns.h"
 
 namespace {
 
@@ -102,13 +104,6 @@ __global__ void cond_operand(const double *rows, int64_t n, int64_t K, void *out
     }
 }
 
-/* The condition scale of f(z) from z's (oracle_internal.h). */
-__device__ double cond_chain(double fz, double dfdz, double cond_z)
-{
-    double c = fabs(dfdz) * cond_z;
-    return isfinite(c) && c > fabs(fz) ? c : fabs(fz);
-}
-
 /* v = DGEMM + bias (one rounding), bound gamma_(K-1) ||x_i|| ||w_j|| + u|v|,
  * every step rounded upward (__dmul_ru, __dadd_ru);
  * GELU's own bound plus its Lipschitz constant times v's. The condition
@@ -132,7 +127,7 @@ __global__ void epilogue(double *val, double *bnd, double *cond, const float *co
         if (gelu) {
             double g = gelu == 1 ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
             b = __dadd_ru(e, __dmul_ru(adm_fn_gelu_slope(v, b), b));
-            cz = cond_chain(g, gelu == 1 ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v), cz);
+            cz = adm_fn_cond_chain(g, gelu == 1 ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v), cz);
             v = g;
         }
         val[idx] = v;
@@ -244,6 +239,31 @@ __global__ void elementwise(int id, int gelu_tanh, double factor, const double *
         bnd[i] = e;
         if (cond) cond[i] = id == OP_GATED_RESIDUAL ? fabs(x[i]) + fabs(prod) : fabs(v);
     }
+}
+
+/* A thread a line (oracle/line_fns.h): adjacent threads take adjacent
+ * lines, whose terms are adjacent where the axis is not the last. */
+__global__ void reduce_lines(adm_o_reduce_job j, const double *x, double *val, double *bnd, double *cond)
+{
+    int64_t lines = j.outer * j.inner;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < lines; t += (int64_t)gridDim.x * blockDim.x)
+        adm_o_reduce_line(&j, x, t / j.inner, t % j.inner, val, bnd, cond);
+}
+
+__global__ void norm_sets(adm_o_norm_job j, const double *x, const double *w, const double *b, const double *shift,
+                          const double *scale, double *y, double *bd, double *cd)
+{
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < j.sets; s += (int64_t)gridDim.x * blockDim.x)
+        adm_o_norm_set(&j, s, x, w, b, shift, scale, y, bd, cd);
+}
+
+/* n doubles up to the device (nothing for NULL). */
+adm_status upload(dev *d, const double *h, size_t n)
+{
+    if (!h) return ADM_OK;
+    ADM_CUDA_CHECK(cudaMalloc(&d->p, 8 * (n ? n : 1)));
+    ADM_CUDA_CHECK(cudaMemcpy(d->p, h, 8 * n, cudaMemcpyHostToDevice));
+    return ADM_OK;
 }
 
 } // namespace
@@ -421,5 +441,48 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
     }
     ms[4] = 0;
     for (double b : hbd) ms[4] = std::max(ms[4], b);
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_o_cuda_reduce(const adm_o_reduce_job *j, int64_t total, const double *x, double *val,
+                                        double *bnd, double *cond)
+{
+    int64_t lines = j->outer * j->inner;
+    size_t nout = (size_t)(j->kind == ADM_O_SOFTMAX ? total : lines);
+    dev dx, dv, db, dc;
+    if (lines == 0 || nout == 0) return ADM_OK;
+    ADM_TRY(upload(&dx, x, (size_t)total));
+    ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * nout));
+    ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * nout));
+    if (cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * nout));
+    reduce_lines<<<(int)std::min<int64_t>((lines + 63) / 64, 65536), 64>>>(*j, dx.d(), dv.d(), db.d(), dc.d());
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * nout, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * nout, cudaMemcpyDeviceToHost));
+    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * nout, cudaMemcpyDeviceToHost));
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_o_cuda_norm(const adm_o_norm_job *j, int64_t total, const double *x, const double *w,
+                                      const double *b, const double *shift, const double *scale, double *val,
+                                      double *bnd, double *cond)
+{
+    size_t n = (size_t)total;
+    dev dx, dw, dbias, dsh, dsc, dv, db, dc;
+    if (j->sets == 0 || n == 0) return ADM_OK;
+    ADM_TRY(upload(&dx, x, n));
+    ADM_TRY(upload(&dw, w, (size_t)j->C));
+    ADM_TRY(upload(&dbias, b, (size_t)j->C));
+    ADM_TRY(upload(&dsh, shift, n));
+    ADM_TRY(upload(&dsc, scale, n));
+    ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * n));
+    ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * n));
+    if (cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * n));
+    norm_sets<<<(int)std::min<int64_t>((j->sets + 63) / 64, 65536), 64>>>(*j, dx.d(), dw.d(), dbias.d(), dsh.d(),
+                                                                          dsc.d(), dv.d(), db.d(), dc.d());
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
+    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
     return ADM_OK;
 }
