@@ -37,6 +37,8 @@ extern "C" {
 struct adm_o_ctx;
 struct adm_o_reduce_job;
 struct adm_o_norm_job;
+struct adm_o_attn_job;
+struct adm_o_linattn_job;
 
 /* What the module's code calls of libadmit (core/cuda_module.c defines
  * these names inside the module and forwards them here). */
@@ -81,6 +83,10 @@ typedef struct adm_cuda_module {
     adm_status (*o_norm)(const struct adm_o_norm_job *j, int64_t total, const double *x, const double *w,
                          const double *b, const double *shift, const double *scale, double *val, double *bnd,
                          double *cond);
+    adm_status (*o_attention)(const struct adm_o_attn_job *j, const double *q, const double *k, const double *v,
+                              double *val, double *bnd, double *cond);
+    adm_status (*o_linattn)(const struct adm_o_linattn_job *j, const double *q, const double *k, const double *v,
+                            double *val, double *bnd, double *cond);
     adm_status (*linear_gelu)(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
                               adm_tensor *out);
     adm_status (*twin)(int which, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out);

@@ -1,13 +1,15 @@
 /* The per-line work of the oracle's reductions and norms, for the CPU (C)
  * and the GPU (CUDA) alike: one definition, one derivation. A line is a
  * row_sum's or mean_sq's n terms, a softmax's n scores, a norm's set of n
- * values (a token's channels; a group's channels and positions); each
+ * values (a token's channels; a group's channels and positions), an
+ * attention's query; each
  * function does one line in a fixed order of operations, so on either
  * processor an op without libm calls (row_sum, mean_sq, rmsnorm,
  * layernorm without SiLU) gives the same bits, and one with them (softmax:
  * exp; SiLU) differs only by the libm's last bits, each within its stated
  * ulps (scalar_fns.h). The bounds are derived where they were:
- * oracle/reduce.c (sums, softmax) and oracle/norm.c (norms). Include after
+ * oracle/reduce.c (sums, softmax), oracle/norm.c (norms) and
+ * oracle/attention.c (attention, linear attention). Include after
  * oracle_internal.h. */
 #ifndef ADM_LINE_FNS_H
 #define ADM_LINE_FNS_H
@@ -205,6 +207,114 @@ ADM_HD void adm_o_norm_set(const adm_o_norm_job *j, int64_t s, const double *x, 
         y[off] = v;
         bd[off] = e;
         if (cd) cd[off] = cv;
+    }
+}
+
+/* ---------------------------------------------------------------- attention */
+
+/* ||p||_2, every step rounded upward: >= the exact norm */
+ADM_HD double adm_o_norm2_up(const double *p, int64_t n)
+{
+    double s = 0;
+    for (int64_t i = 0; i < n; i++) s = adm_add_up(s, adm_mul_up(p[i], p[i]));
+    return adm_sqrt_up(s);
+}
+
+/* Attention over H heads of S queries, T keys, D and E dimensions
+ * (oracle/attention.c: the derivation): scale c and its error dc, gd =
+ * gamma_(D-1), gt = gamma_T, the host's. */
+typedef struct adm_o_attn_job {
+    int64_t H, S, D, T, E;
+    int causal;
+    double scale, dc, gd, gt;
+} adm_o_attn_job;
+
+/* Query i of head h: scratch holds 4 T doubles. */
+ADM_HD void adm_o_attention_line(const adm_o_attn_job *j, const double *qd, const double *kd, const double *vd,
+                                 int64_t h, int64_t i, double *scratch, double *val, double *bnd, double *cond)
+{
+    int64_t T = j->T, D = j->D, E = j->E, S = j->S;
+    double *sc = scratch, *ds = scratch + T, *w = scratch + 2 * T, *p = scratch + 3 * T;
+    const double *qi = qd + (h * S + i) * D;
+    double nq = adm_o_norm2_up(qi, D), dmax = 0, e2;
+    int64_t tend = j->causal ? (i + 1 < T ? i + 1 : T) : T;
+    for (int64_t t = 0; t < tend; t++) {
+        const double *kt = kd + (h * T + t) * D;
+        double s = 0, dd;
+        for (int64_t d = 0; d < D; d++) s += qi[d] * kt[d];
+        dd = adm_mul_up(adm_mul_up(j->gd, nq), adm_o_norm2_up(kt, D)); /* |s - q.k| */
+        sc[t] = s * j->scale;
+        ds[t] = adm_add_up(adm_add_up(adm_rn_err(sc[t]), adm_mul_up(j->scale, dd)),
+                           adm_mul_up(adm_add_up(fabs(s), dd), j->dc));
+        dmax = fmax(dmax, ds[t]);
+    }
+    /* the fp64 softmax of the computed scores, and its bound */
+    adm_o_softmax(sc, tend, 1, p, w);
+    /* scores off by at most dmax move each probability by a factor within
+     * e^(+-2 dmax) (shift invariance) */
+    e2 = adm_expm1_up(2.0 * dmax);
+    for (int64_t t = 0; t < tend; t++) w[t] = adm_add_up(adm_mul_up(w[t], adm_add_up(1.0, e2)), adm_mul_up(p[t], e2));
+    for (int64_t e = 0; e < E; e++) {
+        double o = 0, a = 0, b = 0;
+        for (int64_t t = 0; t < tend; t++) {
+            double vv = vd[(h * T + t) * E + e];
+            o += p[t] * vv;
+            a = adm_add_up(a, adm_mul_up(p[t], fabs(vv)));
+            b = adm_add_up(b, adm_mul_up(w[t], fabs(vv)));
+        }
+        /* T products and T - 1 additions: gamma_T sum p |v| */
+        val[(h * S + i) * E + e] = o;
+        bnd[(h * S + i) * E + e] = adm_add_up(adm_mul_up(j->gt, a), b);
+        if (cond) cond[(h * S + i) * E + e] = a;
+    }
+}
+
+/* Linear attention (ReLU features): gt = gamma_(T-1), gd = gamma_D, gden =
+ * gamma_(D+T), the host's. */
+typedef struct adm_o_linattn_job {
+    int64_t H, S, D, T, E;
+    double eps, gt, gd, gden;
+} adm_o_linattn_job;
+
+/* One key's term of head h's sums KV[d][e] (exact product, one
+ * rounding), KA[d][e] (upward) and ks[d]: added in key order by both
+ * processors. */
+ADM_HD void adm_o_linattn_add(double f, double vv, double *kv, double *ka)
+{
+    *kv += f * vv;
+    *ka = adm_add_up(*ka, f * fabs(vv));
+}
+
+/* Query i of head h from its head's kv, ka (D x E) and ks (D). */
+ADM_HD void adm_o_linattn_line(const adm_o_linattn_job *j, const double *qd, const double *kv, const double *ka,
+                               const double *ks, int64_t h, int64_t i, double *val, double *bnd, double *cond)
+{
+    int64_t D = j->D, E = j->E, S = j->S;
+    const double *qi = qd + (h * S + i) * D;
+    double den = 0, dden;
+    for (int64_t d = 0; d < D; d++) den += fmax(qi[d], 0.0) * ks[d];
+    den += j->eps;
+    /* positive terms: D products, D additions (eps included) on ks^ within
+     * gamma_(T-1): relative gamma_(D+T) */
+    dden = adm_div_up(adm_mul_up(j->gden, den), adm_sub_dn(1.0, j->gden));
+    for (int64_t e = 0; e < E; e++) {
+        double num = 0, na = 0, nb = 0, dnum, o;
+        for (int64_t d = 0; d < D; d++) {
+            double f = fmax(qi[d], 0.0);
+            num += f * kv[d * E + e];
+            na = adm_add_up(na, adm_mul_up(f, ka[d * E + e]));
+            nb = adm_add_up(nb, adm_mul_up(f, fabs(kv[d * E + e])));
+        }
+        /* num^ = phi(q) . KV^ (D products, D - 1 additions) */
+        dnum = adm_add_up(adm_mul_up(j->gd, nb), adm_mul_up(j->gt, na));
+        o = num / den;
+        val[(h * S + i) * E + e] = o;
+        bnd[(h * S + i) * E + e] =
+            den > dden ? adm_add_up(adm_add_up(adm_rn_err(o), adm_div_up(dnum, den)),
+                                    adm_div_up(adm_mul_up(adm_add_up(fabs(num), dnum), dden),
+                                               adm_mul_up(den, adm_sub_dn(den, dden))))
+                       : INFINITY;
+        if (cond) cond[(h * S + i) * E + e] = na / den;
     }
 }
 

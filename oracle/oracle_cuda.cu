@@ -257,6 +257,47 @@ __global__ void norm_sets(adm_o_norm_job j, const double *x, const double *w, co
         adm_o_norm_set(&j, s, x, w, b, shift, scale, y, bd, cd);
 }
 
+/* Lines [t0, t0 + nl) of the attention, a thread a line; line t0 + r's
+ * scratch is scratch + 4 T r. */
+__global__ void attention_lines(adm_o_attn_job j, const double *q, const double *k, const double *v, int64_t t0,
+                                int64_t nl, double *scratch, double *val, double *bnd, double *cond)
+{
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < nl; r += (int64_t)gridDim.x * blockDim.x) {
+        int64_t t = t0 + r;
+        adm_o_attention_line(&j, q, k, v, t / j.S, t % j.S, scratch + 4 * j.T * r, val, bnd, cond);
+    }
+}
+
+/* Head h's KV, KA (a thread per (d, e), keys in order) and ks (d < D). */
+__global__ void linattn_kv(adm_o_linattn_job j, const double *k, const double *v, int64_t h, double *kv, double *ka,
+                           double *ks)
+{
+    int64_t D = j.D, E = j.E, T = j.T;
+    for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < D * E + D;
+         x += (int64_t)gridDim.x * blockDim.x) {
+        if (x < D * E) {
+            int64_t d = x / E, e = x % E;
+            double s = 0, a = 0;
+            for (int64_t t = 0; t < T; t++)
+                adm_o_linattn_add(fmax(k[(h * T + t) * D + d], 0.0), v[(h * T + t) * E + e], &s, &a);
+            kv[x] = s;
+            ka[x] = a;
+        } else {
+            int64_t d = x - D * E;
+            double s = 0;
+            for (int64_t t = 0; t < T; t++) s += fmax(k[(h * T + t) * D + d], 0.0);
+            ks[d] = s;
+        }
+    }
+}
+
+__global__ void linattn_lines(adm_o_linattn_job j, const double *q, const double *kv, const double *ka,
+                              const double *ks, int64_t h, double *val, double *bnd, double *cond)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < j.S; i += (int64_t)gridDim.x * blockDim.x)
+        adm_o_linattn_line(&j, q, kv, ka, ks, h, i, val, bnd, cond);
+}
+
 /* n doubles up to the device (nothing for NULL). */
 adm_status upload(dev *d, const double *h, size_t n)
 {
@@ -484,5 +525,67 @@ extern "C" adm_status adm_o_cuda_norm(const adm_o_norm_job *j, int64_t total, co
     ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
     ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
     if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
+    return ADM_OK;
+}
+
+/* The attention's scratch: 4 T doubles a line in flight, at most this much
+ * in all (lines go in chunks). */
+#define ATTN_SCRATCH_BYTES ((int64_t)256 << 20)
+
+extern "C" adm_status adm_o_cuda_attention(const adm_o_attn_job *j, const double *q, const double *k,
+                                           const double *v, double *val, double *bnd, double *cond)
+{
+    int64_t lines = j->H * j->S, nout = lines * j->E, chunk;
+    dev dq, dk, dv, dval, db, dc, scr;
+    if (nout == 0) return ADM_OK;
+    chunk = ATTN_SCRATCH_BYTES / (32 * (j->T > 0 ? j->T : 1));
+    if (chunk < 1) chunk = 1;
+    if (chunk > lines) chunk = lines;
+    ADM_TRY(upload(&dq, q, (size_t)(lines * j->D)));
+    ADM_TRY(upload(&dk, k, (size_t)(j->H * j->T * j->D)));
+    ADM_TRY(upload(&dv, v, (size_t)(j->H * j->T * j->E)));
+    ADM_CUDA_CHECK(cudaMalloc(&dval.p, 8 * (size_t)nout));
+    ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * (size_t)nout));
+    if (cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * (size_t)nout));
+    ADM_CUDA_CHECK(cudaMalloc(&scr.p, 32 * (size_t)(j->T > 0 ? j->T : 1) * (size_t)chunk));
+    for (int64_t t0 = 0; t0 < lines; t0 += chunk) {
+        int64_t nl = lines - t0 < chunk ? lines - t0 : chunk;
+        attention_lines<<<(int)std::min<int64_t>((nl + 63) / 64, 65536), 64>>>(*j, dq.d(), dk.d(), dv.d(), t0, nl,
+                                                                                scr.d(), dval.d(), db.d(), dc.d());
+        ADM_CUDA_CHECK(cudaGetLastError());
+    }
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(val, dval.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_o_cuda_linattn(const adm_o_linattn_job *j, const double *q, const double *k,
+                                         const double *v, double *val, double *bnd, double *cond)
+{
+    int64_t nout = j->H * j->S * j->E, de = j->D * j->E;
+    dev dq, dk, dv, dval, db, dc, kv;
+    if (nout == 0) return ADM_OK;
+    ADM_TRY(upload(&dq, q, (size_t)(j->H * j->S * j->D)));
+    ADM_TRY(upload(&dk, k, (size_t)(j->H * j->T * j->D)));
+    ADM_TRY(upload(&dv, v, (size_t)(j->H * j->T * j->E)));
+    ADM_CUDA_CHECK(cudaMalloc(&dval.p, 8 * (size_t)nout));
+    ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * (size_t)nout));
+    if (cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * (size_t)nout));
+    ADM_CUDA_CHECK(cudaMalloc(&kv.p, 8 * (size_t)(2 * de + j->D + 1)));
+    for (int64_t h = 0; h < j->H; h++) {
+        linattn_kv<<<(int)std::min<int64_t>((de + j->D + 63) / 64, 65536), 64>>>(*j, dk.d(), dv.d(), h, kv.d(),
+                                                                                 kv.d() + de, kv.d() + 2 * de);
+        ADM_CUDA_CHECK(cudaGetLastError());
+        linattn_lines<<<(int)std::min<int64_t>((j->S + 63) / 64, 65536), 64>>>(*j, dq.d(), kv.d(), kv.d() + de,
+                                                                                kv.d() + 2 * de, h, dval.d(), db.d(),
+                                                                                dc.d());
+        ADM_CUDA_CHECK(cudaGetLastError());
+    }
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(val, dval.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
     return ADM_OK;
 }

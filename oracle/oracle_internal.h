@@ -116,11 +116,19 @@ adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd);
  * scale dense, NULL when absent) into host outputs; cond may be NULL. */
 struct adm_o_reduce_job;
 struct adm_o_norm_job;
+struct adm_o_attn_job;
+struct adm_o_linattn_job;
 adm_status adm_o_cuda_reduce(const struct adm_o_reduce_job *j, int64_t total, const double *x, double *val,
                              double *bnd, double *cond);
 adm_status adm_o_cuda_norm(const struct adm_o_norm_job *j, int64_t total, const double *x, const double *w,
                            const double *b, const double *shift, const double *scale, double *val, double *bnd,
                            double *cond);
+/* Attention and linear attention on the GPU from the host's fp64 q, k, v
+ * (H x S x D, H x T x D, H x T x E) into host outputs (H x S x E). */
+adm_status adm_o_cuda_attention(const struct adm_o_attn_job *j, const double *q, const double *k, const double *v,
+                                double *val, double *bnd, double *cond);
+adm_status adm_o_cuda_linattn(const struct adm_o_linattn_job *j, const double *q, const double *k, const double *v,
+                              double *val, double *bnd, double *cond);
 /* Device-side times (ms, median of reps) at M x K x N from random bf16
  * inputs: [0] one cuBLAS DGEMM on fp64 operands, [1] the oracle (bf16 to
  * fp64, norms, DGEMM, bias, GELU, bound, and the condition scale: a

@@ -185,11 +185,12 @@ START_TEST(test_oracle_agrees)
 }
 END_TEST
 
-/* The GPU's reductions and norms (oracle/line_fns.h, a thread a line)
- * against the CPU's: the same code and order of operations, so where no
- * libm call enters (sums, mean of squares, rmsnorm, layernorm) value,
- * bound and condition scale are the same bits, NaN included; where exp
- * enters (softmax, SiLU) the values agree within the two bounds. */
+/* The GPU's reductions, norms and attentions (oracle/line_fns.h, a thread
+ * a line) against the CPU's: the same code and order of operations, so
+ * where no libm call enters (sums, mean of squares, rmsnorm, layernorm,
+ * linear attention) value and condition scale are the same bits, NaN
+ * included, and the bounds a few ulps apart; where exp enters (softmax,
+ * SiLU, attention) the values agree within the two bounds. */
 static const struct line_case {
     const char *op, *params;
     int nin, libm;
@@ -210,6 +211,11 @@ static const struct line_case {
     {"groupnorm", "{\"groups\":4,\"silu\":true}", 3, 1, {3, 1, 1}, {{2, 64, 256}, {64}, {64}},
      {ADM_BF16, ADM_BF16, ADM_BF16}},
     {"groupnorm", "{\"groups\":8,\"channels_last\":true}", 1, 0, {3}, {{2, 256, 64}}, {ADM_FP32}},
+    {"attention", "{}", 3, 1, {3, 3, 3}, {{2, 200, 64}, {2, 333, 64}, {2, 333, 64}}, {ADM_BF16, ADM_BF16, ADM_BF16}},
+    {"attention", "{\"causal\":true}", 3, 1, {3, 3, 3}, {{3, 256, 128}, {3, 256, 128}, {3, 256, 128}},
+     {ADM_BF16, ADM_BF16, ADM_BF16}},
+    {"linear_attention", "{}", 3, 0, {3, 3, 3}, {{2, 300, 32}, {2, 500, 32}, {2, 500, 48}},
+     {ADM_BF16, ADM_BF16, ADM_FP32}},
 };
 #define N_LINE_CASES ((int)(sizeof line_cases / sizeof line_cases[0]))
 
