@@ -26,7 +26,7 @@ static const char oracle_usage[] =
     "  --mpfr-budget T       the most MPFR work, in input terms read (default 2^24,\n"
     "                        ADM_MPFR_BUDGET; 0: no limit); beyond it: exit 2\n"
     "  --threads N           CPU threads (default: all)\n"
-    "  --gpu                 the GEMM-family ops on the GPU (cuBLAS DGEMM); without a usable GPU: exit 2\n"
+    "  --gpu                 every op but quantize on the GPU; without a usable GPU: exit 2\n"
     ADM_CLI_BUDGET_HELP;
 
 /* RMS of (ref - value) over elements where both are finite, and of
@@ -157,7 +157,7 @@ int adm_cmd_oracle(int argc, char **argv)
     printf("max bound      %.4g", r.max_bound);
     if (scale > 0) printf("  (%.3g of the scale; required <= %g)", r.max_bound / scale, cfg.sharpness);
     printf("\nMPFR refined   %lld element(s) at %d bits\n", (long long)r.mpfr_refined, cfg.mpfr_bits);
-    printf("evaluated on   %s\n", r.on_gpu ? "the GPU (cuBLAS DGEMM + CUDA epilogue)" : "the CPU (OpenBLAS DGEMM)");
+    printf("evaluated on   %s\n", r.on_gpu ? "the GPU (cuBLAS DGEMM and CUDA kernels)" : "the CPU (OpenBLAS DGEMM)");
     printf("bounds         %s\n", r.assumption ? r.assumption : "proven (IEEE arithmetic, exact GMP sums, MPFR)");
     if (out) {
         if (adm_capture_set_certified_oracle(cap, &r.value, &r.bound) != ADM_OK ||

@@ -26,8 +26,8 @@ static const char replay_usage[] =
     "the reports one process would (README: running on a cluster).\n"
     ADM_CLI_REPORT_USAGE
     "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
-    "  --device D         where the oracle's fp64 pass runs: cpu (default) or cuda (the GEMM-family and\n"
-    "                     elementwise ops on the GPU, the others on the CPU; without a usable GPU: exit 2);\n"
+    "  --device D         where the oracle's fp64 pass runs: cpu (default) or cuda (every op but\n"
+    "                     quantize on the GPU; without a usable GPU: exit 2);\n"
     "                     the gates run on the CPU either way\n"
     ADM_CLI_BUDGET_HELP
     ADM_CLI_MPI_HELP;
@@ -290,8 +290,8 @@ int adm_cmd_replay(int argc, char **argv)
             strncat(list, files[f], sizeof list - strlen(list) - 1);
         }
         adm_cli_report_context(rep, "captures", list);
-        adm_cli_report_context(rep, "device", use_gpu ? "oracle: the GPU (cuBLAS DGEMM + CUDA) for the GEMM-family and "
-                                                        "elementwise ops, the CPU for the others; gates: the CPU"
+        adm_cli_report_context(rep, "device", use_gpu ? "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op but "
+                                                        "quantize (the CPU); gates: the CPU"
                                                       : "oracle and gates: the CPU");
     }
     /* Every capture is read and judged before anything is written (under

@@ -30,11 +30,15 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 2
+#define ADM_CUDA_MODULE_ABI 3
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
 struct adm_o_ctx;
+struct adm_o_reduce_job;
+struct adm_o_norm_job;
+struct adm_o_attn_job;
+struct adm_o_linattn_job;
 
 /* What the module's code calls of libadmit (core/cuda_module.c defines
  * these names inside the module and forwards them here). */
@@ -74,6 +78,15 @@ typedef struct adm_cuda_module {
     adm_status (*o_gemm)(const struct adm_o_ctx *c, double *val, double *bnd);
     adm_status (*o_elementwise)(const struct adm_o_ctx *c, double *val, double *bnd);
     adm_status (*o_bench_gemm)(int64_t M, int64_t K, int64_t N, int reps, double *ms);
+    adm_status (*o_reduce)(const struct adm_o_reduce_job *j, int64_t total, const double *x, double *val,
+                           double *bnd, double *cond);
+    adm_status (*o_norm)(const struct adm_o_norm_job *j, int64_t total, const double *x, const double *w,
+                         const double *b, const double *shift, const double *scale, double *val, double *bnd,
+                         double *cond);
+    adm_status (*o_attention)(const struct adm_o_attn_job *j, const double *q, const double *k, const double *v,
+                              double *val, double *bnd, double *cond);
+    adm_status (*o_linattn)(const struct adm_o_linattn_job *j, const double *q, const double *k, const double *v,
+                            double *val, double *bnd, double *cond);
     adm_status (*linear_gelu)(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
                               adm_tensor *out);
     adm_status (*twin)(int which, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out);

@@ -27,16 +27,9 @@
  * phi(q) A / den, the same with the unnormalized weights. */
 #include "oracle_internal.h"
 #include "adm_fpenv.h"
+#include "line_fns.h"
 
 #include <stdlib.h>
-
-/* ||p||_2, every step rounded upward: >= the exact norm */
-static double norm2_up(const double *p, int64_t n)
-{
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s = adm_add_up(s, adm_mul_up(p[i], p[i]));
-    return adm_sqrt_up(s);
-}
 
 adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
 {
@@ -62,111 +55,55 @@ adm_status adm_o_eval_attention(const adm_o_ctx *c, double *val, double *bnd)
     if (id == OP_ATTENTION) {
         /* c = RN(1 / RN(sqrt D)): two roundings, |c - 1/sqrt D| <= gamma_2 c
          * / (1 - gamma_2); a given scale is the scale, exact */
-        double scale = c->p->attn_scale > 0 ? c->p->attn_scale : 1.0 / sqrt((double)D);
-        double g2 = adm_gamma_up(2.0), dc = c->p->attn_scale > 0 ? 0.0 : adm_div_up(adm_mul_up(g2, scale), adm_sub_dn(1.0, g2));
-        double gd = adm_gamma_up((double)(D - 1)), gt = adm_gamma_up((double)T);
-        {
-            double *sc = malloc(sizeof *sc * (size_t)(4 * T + 1)), *ds, *w, *p;
-            if (!sc) {
-                st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: out of memory", adm_op_name(c->op));
-                goto done;
-            }
-            ds = sc + T;
-            w = sc + 2 * T;
-            p = sc + 3 * T;
-            for (int64_t h = 0; h < H; h++) {
-                for (int64_t i = 0; i < S; i++) {
-                    const double *qi = qd + (h * S + i) * D;
-                    double nq = norm2_up(qi, D), dmax = 0, e2;
-                    int64_t tend = c->p->causal ? (i + 1 < T ? i + 1 : T) : T;
-                    for (int64_t j = 0; j < tend; j++) {
-                        const double *kj = kd + (h * T + j) * D;
-                        double s = 0, dd;
-                        for (int64_t d = 0; d < D; d++) s += qi[d] * kj[d];
-                        dd = adm_mul_up(adm_mul_up(gd, nq), norm2_up(kj, D)); /* |s - q.k| */
-                        sc[j] = s * scale;
-                        ds[j] = adm_add_up(adm_add_up(adm_rn_err(sc[j]), adm_mul_up(scale, dd)),
-                                           adm_mul_up(adm_add_up(fabs(s), dd), dc));
-                        dmax = fmax(dmax, ds[j]);
-                    }
-                    /* the fp64 softmax of the computed scores, and its bound */
-                    adm_o_softmax(sc, tend, 1, p, w);
-                    /* scores off by at most dmax move each probability by a
-                     * factor within e^(+-2 dmax) (shift invariance) */
-                    e2 = adm_expm1_up(2.0 * dmax);
-                    for (int64_t j = 0; j < tend; j++)
-                        w[j] = adm_add_up(adm_mul_up(w[j], adm_add_up(1.0, e2)), adm_mul_up(p[j], e2));
-                    for (int64_t e = 0; e < E; e++) {
-                        double o = 0, a = 0, b = 0;
-                        for (int64_t j = 0; j < tend; j++) {
-                            double vv = vd[(h * T + j) * E + e];
-                            o += p[j] * vv;
-                            a = adm_add_up(a, adm_mul_up(p[j], fabs(vv)));
-                            b = adm_add_up(b, adm_mul_up(w[j], fabs(vv)));
-                        }
-                        /* T products and T - 1 additions: gamma_T sum p |v| */
-                        val[(h * S + i) * E + e] = o;
-                        bnd[(h * S + i) * E + e] = adm_add_up(adm_mul_up(gt, a), b);
-                        if (c->cond) c->cond[(h * S + i) * E + e] = a;
-                    }
-                }
-            }
-            free(sc);
+        adm_o_attn_job j = {H, S, D, T, E, c->p->causal, 0, 0, 0, 0};
+        double g2 = adm_gamma_up(2.0), *sc;
+        j.scale = c->p->attn_scale > 0 ? c->p->attn_scale : 1.0 / sqrt((double)D);
+        j.dc = c->p->attn_scale > 0 ? 0.0 : adm_div_up(adm_mul_up(g2, j.scale), adm_sub_dn(1.0, g2));
+        j.gd = adm_gamma_up((double)(D - 1));
+        j.gt = adm_gamma_up((double)T);
+        if (c->use_gpu) {
+            st = adm_o_cuda_attention(&j, qd, kd, vd, val, bnd, c->cond);
+            goto done;
         }
+        sc = malloc(sizeof *sc * (size_t)(4 * T + 1));
+        if (!sc) {
+            st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: out of memory", adm_op_name(c->op));
+            goto done;
+        }
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < S; i++) adm_o_attention_line(&j, qd, kd, vd, h, i, sc, val, bnd, c->cond);
+        free(sc);
     } else {
-        double gt = adm_gamma_up((double)(T - 1)), gd = adm_gamma_up((double)D), gden = adm_gamma_up((double)(D + T));
-        double *kv = malloc(sizeof *kv * (size_t)(3 * D * E + D + 1)), *ka = kv + D * E, *ks = kv + 2 * D * E;
+        adm_o_linattn_job j = {H, S, D, T, E, c->p->eps, adm_gamma_up((double)(T - 1)), adm_gamma_up((double)D),
+                               adm_gamma_up((double)(D + T))};
+        double *kv;
+        if (c->use_gpu) {
+            st = adm_o_cuda_linattn(&j, qd, kd, vd, val, bnd, c->cond);
+            goto done;
+        }
+        kv = malloc(sizeof *kv * (size_t)(3 * D * E + D + 1));
         if (!kv) {
             st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: out of memory", adm_op_name(c->op));
             goto done;
         }
         for (int64_t h = 0; h < H; h++) {
+            double *ka = kv + D * E, *ks = kv + 2 * D * E;
             memset(kv, 0, sizeof *kv * (size_t)(3 * D * E + D));
             /* KV = sum_j f_j v_j (exact products): |KV^ - KV| <= gamma_(T-1) KA,
              * KA = sum_j f_j |v_j| accumulated upward */
-            for (int64_t j = 0; j < T; j++)
+            for (int64_t t = 0; t < T; t++)
                 for (int64_t d = 0; d < D; d++) {
-                    double f = fmax(kd[(h * T + j) * D + d], 0.0);
+                    double f = fmax(kd[(h * T + t) * D + d], 0.0);
                     ks[d] += f;
-                    for (int64_t e = 0; e < E; e++) {
-                        double vv = vd[(h * T + j) * E + e];
-                        kv[d * E + e] += f * vv;
-                        ka[d * E + e] = adm_add_up(ka[d * E + e], f * fabs(vv));
-                    }
+                    for (int64_t e = 0; e < E; e++)
+                        adm_o_linattn_add(f, vd[(h * T + t) * E + e], &kv[d * E + e], &ka[d * E + e]);
                 }
 #pragma omp parallel num_threads(c->threads)
             {
                 adm_fpenv fe;
                 adm_fpenv_enter(&fe);
 #pragma omp for schedule(static)
-                for (int64_t i = 0; i < S; i++) {
-                    const double *qi = qd + (h * S + i) * D;
-                    double den = 0, dden;
-                    for (int64_t d = 0; d < D; d++) den += fmax(qi[d], 0.0) * ks[d];
-                    den += c->p->eps;
-                    /* positive terms: D products, D additions (eps included) on
-                     * ks^ within gamma_(T-1): relative gamma_(D+T) */
-                    dden = adm_div_up(adm_mul_up(gden, den), adm_sub_dn(1.0, gden));
-                    for (int64_t e = 0; e < E; e++) {
-                        double num = 0, na = 0, nb = 0, dnum, o;
-                        for (int64_t d = 0; d < D; d++) {
-                            double f = fmax(qi[d], 0.0);
-                            num += f * kv[d * E + e];
-                            na = adm_add_up(na, adm_mul_up(f, ka[d * E + e]));
-                            nb = adm_add_up(nb, adm_mul_up(f, fabs(kv[d * E + e])));
-                        }
-                        /* num^ = phi(q) . KV^ (D products, D - 1 additions) */
-                        dnum = adm_add_up(adm_mul_up(gd, nb), adm_mul_up(gt, na));
-                        o = num / den;
-                        val[(h * S + i) * E + e] = o;
-                        bnd[(h * S + i) * E + e] =
-                            den > dden ? adm_add_up(adm_add_up(adm_rn_err(o), adm_div_up(dnum, den)),
-                                                    adm_div_up(adm_mul_up(adm_add_up(fabs(num), dnum), dden),
-                                                               adm_mul_up(den, adm_sub_dn(den, dden))))
-                                       : INFINITY;
-                        if (c->cond) c->cond[(h * S + i) * E + e] = na / den;
-                    }
-                }
+                for (int64_t i = 0; i < S; i++) adm_o_linattn_line(&j, qd, kv, ka, ks, h, i, val, bnd, c->cond);
                 adm_fpenv_leave(&fe);
             }
         }

@@ -369,7 +369,7 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
                             double g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
                             b = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
                             if (c->cond)
-                                cz = adm_o_cond_chain(g, c->p->gelu_tanh ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v),
+                                cz = adm_fn_cond_chain(g, c->p->gelu_tanh ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v),
                                                       cz);
                             v = g;
                         }

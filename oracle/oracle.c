@@ -410,11 +410,12 @@ static adm_status oracle_eval_body(adm_oracle *o, const adm_op *op, const adm_op
     r.certified = 1;
     switch (adm_op_id_of(op)) {
     case OP_MATMUL: case OP_LINEAR: case OP_LINEAR_GELU: case OP_RELU: case OP_SCALE: case OP_GELU: case OP_SILU:
-    case OP_SWIGLU: case OP_GATED_RESIDUAL:
+    case OP_SWIGLU: case OP_GATED_RESIDUAL: case OP_ROW_SUM: case OP_MEAN_SQ: case OP_SOFTMAX: case OP_RMSNORM:
+    case OP_LAYERNORM: case OP_GROUPNORM: case OP_ATTENTION: case OP_LINEAR_ATTENTION:
         r.on_gpu = c.use_gpu;
         break;
     default:
-        r.on_gpu = 0; /* reductions, norms, attention, quantize: the CPU */
+        r.on_gpu = 0; /* quantize (exact, bound 0, a pass over the input): the CPU */
         break;
     }
     r.assumption = libm_assumption(adm_op_id_of(op), p, r.on_gpu);

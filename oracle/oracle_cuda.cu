@@ -2,11 +2,14 @@
  * DGEMM (native fp64 on Hopper: exact products, fp64 sums, any order, so
  * the accumulation bound of oracle/gemm.c holds unchanged) and CUDA
  * kernels for the conversion, the norms and the epilogue with the bound.
- * The scalar functions are oracle/scalar_fns.h, the same code and
- * derivation as on the CPU; this file is built with -fmad=false so each
+ * The reductions and norms run oracle/line_fns.h, a thread a line: the
+ * same code and order of operations as the CPU's. The scalar functions
+ * are oracle/scalar_fns.h, the same code and derivation as on the CPU; this file is built with -fmad=false so each
  * operation rounds once, as derived. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <vector>
@@ -18,6 +21,7 @@ extern "C" {
 }
 #include "adm_cuda_check.h"
 #include "scalar_fns.h"
+#include "line_fns.h"
 
 namespace {
 
@@ -65,32 +69,56 @@ __global__ void row_norms(const double *rows, int64_t n, int64_t K, double *out)
     }
 }
 
-__global__ void absolute(const double *in, double *out, size_t n)
+/* The condition scale's operand (oracle/gemm.c, harness/GATES.md): each
+ * row's magnitudes times 2^-e, e the exponent of its largest finite
+ * magnitude (0 for a row without one), so that every product and sum of
+ * the scale's GEMM stays far from fp32's overflow and underflow. As bf16
+ * (tf32 = 0) or as fp32 for a TF32 GEMM (tf32 = 1). The scaling by a
+ * power of two is exact; so is bf16 for a bf16 input (its 8 bits fit),
+ * and fp32 for an fp32 or narrower one; the TF32 GEMM then reads 10 bits
+ * of each, a relative error of at most 2^-10. One block per row. */
+__global__ void cond_operand(const double *rows, int64_t n, int64_t K, void *out, int *ex, int tf32)
 {
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-        out[i] = fabs(in[i]);
-}
-
-/* The condition scale of f(z) from z's (oracle_internal.h). */
-__device__ double cond_chain(double fz, double dfdz, double cond_z)
-{
-    double c = fabs(dfdz) * cond_z;
-    return isfinite(c) && c > fabs(fz) ? c : fabs(fz);
+    __shared__ double part[256];
+    for (int64_t r = blockIdx.x; r < n; r += gridDim.x) {
+        double m = 0;
+        int e;
+        for (int64_t k = threadIdx.x; k < K; k += blockDim.x) {
+            double a = fabs(rows[r * K + k]);
+            if (a <= DBL_MAX && a > m) m = a;
+        }
+        part[threadIdx.x] = m;
+        __syncthreads();
+        for (int w = blockDim.x / 2; w > 0; w >>= 1) {
+            if ((int)threadIdx.x < w) part[threadIdx.x] = fmax(part[threadIdx.x], part[threadIdx.x + w]);
+            __syncthreads();
+        }
+        e = part[0] > 0 ? ilogb(part[0]) : 0;
+        for (int64_t k = threadIdx.x; k < K; k += blockDim.x) {
+            float a = (float)scalbn(fabs(rows[r * K + k]), -e);
+            if (tf32) ((float *)out)[r * K + k] = a;
+            else ((__nv_bfloat16 *)out)[r * K + k] = __float2bfloat16_rn(a);
+        }
+        if (threadIdx.x == 0) ex[r] = e;
+        __syncthreads();
+    }
 }
 
 /* v = DGEMM + bias (one rounding), bound gamma_(K-1) ||x_i|| ||w_j|| + u|v|,
  * every step rounded upward (__dmul_ru, __dadd_ru);
  * GELU's own bound plus its Lipschitz constant times v's. The condition
- * scale (oracle/gemm.c): cond holds the DGEMM of |x| and |w| on entry;
- * + |bias|, then through GELU. */
-__global__ void epilogue(double *val, double *bnd, double *cond, const double *nx, const double *nw,
-                         const double *bias, int64_t M, int64_t N, double gk, int gelu)
+ * scale (oracle/gemm.c): condf holds the scale's GEMM of the scaled |x|
+ * and |w| (cond_operand), ex their rows' exponents (x's M, then w's N);
+ * scaled back exactly, + |bias|, then through GELU. */
+__global__ void epilogue(double *val, double *bnd, double *cond, const float *condf, const int *ex, const double *nx,
+                         const double *nw, const double *bias, int64_t M, int64_t N, double gk, int gelu)
 {
     size_t total = (size_t)M * (size_t)N;
     for (size_t idx = blockIdx.x * (size_t)blockDim.x + threadIdx.x; idx < total;
          idx += (size_t)gridDim.x * blockDim.x) {
         int64_t i = (int64_t)(idx / (size_t)N), j = (int64_t)(idx % (size_t)N);
-        double v = val[idx], b = __dmul_ru(__dmul_ru(gk, nx[i]), nw[j]), e, cz = cond ? cond[idx] : 0.0;
+        double v = val[idx], b = __dmul_ru(__dmul_ru(gk, nx[i]), nw[j]), e;
+        double cz = cond ? scalbn((double)condf[idx], ex[i] + ex[M + j]) : 0.0;
         if (bias) {
             v = v + bias[j];
             b = __dadd_ru(b, __dmul_ru(ADM_FN_U, fabs(v)));
@@ -99,7 +127,7 @@ __global__ void epilogue(double *val, double *bnd, double *cond, const double *n
         if (gelu) {
             double g = gelu == 1 ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
             b = __dadd_ru(e, __dmul_ru(adm_fn_gelu_slope(v, b), b));
-            cz = cond_chain(g, gelu == 1 ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v), cz);
+            cz = adm_fn_cond_chain(g, gelu == 1 ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v), cz);
             v = g;
         }
         val[idx] = v;
@@ -110,13 +138,47 @@ __global__ void epilogue(double *val, double *bnd, double *cond, const double *n
 
 int grid_for(size_t n) { size_t g = (n + 255) / 256; return (int)(g > 65536 ? 65536 : (g ? g : 1)); }
 
+/* The condition scale's buffers on the device: the scaled |x| and |w|
+ * (4 bytes an element: bf16 uses half), the rows' exponents, the GEMM's
+ * fp32 result. */
+struct cond_room {
+    void *xa, *wa;
+    int *ex;
+    float *cf;
+    int tf32;
+};
+
+/* The condition scale's GEMM into cr->cf (see pipeline). */
+adm_status cond_scale(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const double *xd, const double *wd,
+                      const cond_room *cr)
+{
+    const float onef = 1.0f, zerof = 0.0f;
+    cudaDataType_t t = cr->tf32 ? CUDA_R_32F : CUDA_R_16BF;
+    cond_operand<<<(int)std::min<int64_t>(M, 65536), 256>>>(xd, M, K, cr->xa, cr->ex, cr->tf32);
+    ADM_CUDA_CHECK(cudaGetLastError());
+    cond_operand<<<(int)std::min<int64_t>(N, 65536), 256>>>(wd, N, K, cr->wa, cr->ex + M, cr->tf32);
+    ADM_CUDA_CHECK(cudaGetLastError());
+    ADM_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &onef, cr->wa, t, (int)K, cr->xa,
+                                  t, (int)K, &zerof, cr->cf, CUDA_R_32F, (int)N,
+                                  cr->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    return ADM_OK;
+}
+
 /* The device pipeline on fp64 operands already resident: norms, DGEMM,
- * epilogue; with cond (and xa, wa: room for |x|, |w|), the condition
- * scale by a second DGEMM on |x| and |w| (on the GPU fp64 costs little;
- * the CPU uses fp32 for it). */
+ * epilogue; with cond, the condition scale by a GEMM on the tensor cores
+ * (harness/GATES.md, "condition scale"): bf16 |x|, |w| where both inputs
+ * are bf16 (exact operands), else TF32 (10 bits of each fp32 operand);
+ * products exact in fp32, fp32 sums. Every term is non-negative, so the
+ * computed sum is within c (1 +- gamma_K) of the operands' exact one,
+ * with u = 2^-23 (the tensor cores' accumulation truncates: one fp32 ulp
+ * at most per addition): 3.7e-4 at K = 3072; with TF32's operands
+ * another 2^-9 (two roundings to 10 bits): the scale picks an element's
+ * binade, which only a relative error of that size near a power of two
+ * can move, and by one binade. Where DGEMM costs 62 TFLOP/s on the H200,
+ * the bf16 GEMM costs about a tenth of it. */
 adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const double *xd, const double *wd,
-                    const double *bias, int gelu, double *nx, double *nw, double *val, double *bnd, double *xa,
-                    double *wa, double *cond)
+                    const double *bias, int gelu, double *nx, double *nw, double *val, double *bnd,
+                    const cond_room *cr, double *cond)
 {
     const double one = 1.0, zero = 0.0;
     row_norms<<<(int)std::min<int64_t>(M, 65536), 256>>>(xd, M, K, nx);
@@ -126,16 +188,22 @@ adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const dou
     /* row-major val[M,N] = x[M,K] w[N,K]^T is column-major val^T = w x^T */
     ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wd, (int)K, xd, (int)K,
                                  &zero, val, (int)N));
-    if (cond) {
-        absolute<<<grid_for((size_t)(M * K)), 256>>>(xd, xa, (size_t)(M * K));
-        ADM_CUDA_CHECK(cudaGetLastError());
-        absolute<<<grid_for((size_t)(N * K)), 256>>>(wd, wa, (size_t)(N * K));
-        ADM_CUDA_CHECK(cudaGetLastError());
-        ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wa, (int)K, xa,
-                                     (int)K, &zero, cond, (int)N));
-    }
-    epilogue<<<grid_for((size_t)M * N), 256>>>(val, bnd, cond, nx, nw, bias, M, N, adm_gamma_up((double)(K - 1)), gelu);
+    if (cond) ADM_TRY(cond_scale(h, M, K, N, xd, wd, cr));
+    epilogue<<<grid_for((size_t)M * N), 256>>>(val, bnd, cond, cond ? cr->cf : nullptr, cond ? cr->ex : nullptr, nx,
+                                               nw, bias, M, N, adm_gamma_up((double)(K - 1)), gelu);
     ADM_CUDA_CHECK(cudaGetLastError());
+    return ADM_OK;
+}
+
+/* Room for the condition scale of an M x K by N x K GEMM. */
+adm_status cond_alloc(int64_t M, int64_t K, int64_t N, int tf32, dev *xa, dev *wa, dev *ex, dev *cf, cond_room *cr)
+{
+    size_t es = tf32 ? 4 : 2;
+    ADM_CUDA_CHECK(cudaMalloc(&xa->p, es * (size_t)(M * K)));
+    ADM_CUDA_CHECK(cudaMalloc(&wa->p, es * (size_t)(N * K)));
+    ADM_CUDA_CHECK(cudaMalloc(&ex->p, sizeof(int) * (size_t)(M + N)));
+    ADM_CUDA_CHECK(cudaMalloc(&cf->p, sizeof(float) * (size_t)(M * N)));
+    *cr = cond_room{xa->p, wa->p, (int *)ex->p, (float *)cf->p, tf32};
     return ADM_OK;
 }
 
@@ -171,6 +239,72 @@ __global__ void elementwise(int id, int gelu_tanh, double factor, const double *
         bnd[i] = e;
         if (cond) cond[i] = id == OP_GATED_RESIDUAL ? fabs(x[i]) + fabs(prod) : fabs(v);
     }
+}
+
+/* A thread a line (oracle/line_fns.h): adjacent threads take adjacent
+ * lines, whose terms are adjacent where the axis is not the last. */
+__global__ void reduce_lines(adm_o_reduce_job j, const double *x, double *val, double *bnd, double *cond)
+{
+    int64_t lines = j.outer * j.inner;
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < lines; t += (int64_t)gridDim.x * blockDim.x)
+        adm_o_reduce_line(&j, x, t / j.inner, t % j.inner, val, bnd, cond);
+}
+
+__global__ void norm_sets(adm_o_norm_job j, const double *x, const double *w, const double *b, const double *shift,
+                          const double *scale, double *y, double *bd, double *cd)
+{
+    for (int64_t s = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; s < j.sets; s += (int64_t)gridDim.x * blockDim.x)
+        adm_o_norm_set(&j, s, x, w, b, shift, scale, y, bd, cd);
+}
+
+/* Lines [t0, t0 + nl) of the attention, a thread a line; line t0 + r's
+ * scratch is scratch + 4 T r. */
+__global__ void attention_lines(adm_o_attn_job j, const double *q, const double *k, const double *v, int64_t t0,
+                                int64_t nl, double *scratch, double *val, double *bnd, double *cond)
+{
+    for (int64_t r = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; r < nl; r += (int64_t)gridDim.x * blockDim.x) {
+        int64_t t = t0 + r;
+        adm_o_attention_line(&j, q, k, v, t / j.S, t % j.S, scratch + 4 * j.T * r, val, bnd, cond);
+    }
+}
+
+/* Head h's KV, KA (a thread per (d, e), keys in order) and ks (d < D). */
+__global__ void linattn_kv(adm_o_linattn_job j, const double *k, const double *v, int64_t h, double *kv, double *ka,
+                           double *ks)
+{
+    int64_t D = j.D, E = j.E, T = j.T;
+    for (int64_t x = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; x < D * E + D;
+         x += (int64_t)gridDim.x * blockDim.x) {
+        if (x < D * E) {
+            int64_t d = x / E, e = x % E;
+            double s = 0, a = 0;
+            for (int64_t t = 0; t < T; t++)
+                adm_o_linattn_add(fmax(k[(h * T + t) * D + d], 0.0), v[(h * T + t) * E + e], &s, &a);
+            kv[x] = s;
+            ka[x] = a;
+        } else {
+            int64_t d = x - D * E;
+            double s = 0;
+            for (int64_t t = 0; t < T; t++) s += fmax(k[(h * T + t) * D + d], 0.0);
+            ks[d] = s;
+        }
+    }
+}
+
+__global__ void linattn_lines(adm_o_linattn_job j, const double *q, const double *kv, const double *ka,
+                              const double *ks, int64_t h, double *val, double *bnd, double *cond)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < j.S; i += (int64_t)gridDim.x * blockDim.x)
+        adm_o_linattn_line(&j, q, kv, ka, ks, h, i, val, bnd, cond);
+}
+
+/* n doubles up to the device (nothing for NULL). */
+adm_status upload(dev *d, const double *h, size_t n)
+{
+    if (!h) return ADM_OK;
+    ADM_CUDA_CHECK(cudaMalloc(&d->p, 8 * (n ? n : 1)));
+    ADM_CUDA_CHECK(cudaMemcpy(d->p, h, 8 * n, cudaMemcpyHostToDevice));
+    return ADM_OK;
 }
 
 } // namespace
@@ -228,7 +362,8 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
     adm_tensor wt;
     int64_t K = x->shape[x->ndim - 1], N, M;
     int gelu = id == OP_LINEAR_GELU ? (c->p->gelu_tanh ? 1 : 2) : 0;
-    dev xd, wd, bd, nx, nw, vd, bnd_d, xa, wa, cd;
+    dev xd, wd, bd, nx, nw, vd, bnd_d, xa, wa, exd, cf, cd;
+    cond_room cr{};
     blas h;
     ADM_TRY(adm_o_need_narrow(x, adm_op_name(c->op), adm_op_input_name(c->op, 0)));
     ADM_TRY(adm_o_need_narrow(w, adm_op_name(c->op), adm_op_input_name(c->op, 1)));
@@ -252,8 +387,7 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
         ADM_CUDA_CHECK(cudaMalloc(&vd.p, sizeof(double) * (size_t)(M * N)));
         ADM_CUDA_CHECK(cudaMalloc(&bnd_d.p, sizeof(double) * (size_t)(M * N)));
         if (c->cond) {
-            ADM_CUDA_CHECK(cudaMalloc(&xa.p, sizeof(double) * (size_t)(M * K)));
-            ADM_CUDA_CHECK(cudaMalloc(&wa.p, sizeof(double) * (size_t)(N * K)));
+            ADM_TRY(cond_alloc(M, K, N, !(x->dtype == ADM_BF16 && wt.dtype == ADM_BF16), &xa, &wa, &exd, &cf, &cr));
             ADM_CUDA_CHECK(cudaMalloc(&cd.p, sizeof(double) * (size_t)(M * N)));
         }
         ADM_CUDA_CHECK(cudaMemcpy(xd.p, hx.data(), sizeof(double) * hx.size(), cudaMemcpyHostToDevice));
@@ -262,7 +396,7 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
     }
     ADM_CUBLAS_CHECK(cublasCreate(&h.h));
     ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bias ? bd.d() : nullptr, gelu, nx.d(), nw.d(), vd.d(), bnd_d.d(),
-                     xa.d(), wa.d(), cd.d()));
+                     &cr, cd.d()));
     ADM_CUDA_CHECK(cudaDeviceSynchronize());
     ADM_CUDA_CHECK(cudaMemcpy(val, vd.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
     ADM_CUDA_CHECK(cudaMemcpy(bnd, bnd_d.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
@@ -272,11 +406,12 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
 
 extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms)
 {
-    dev xb, wb, xd, wd, bd, nx, nw, vd, bnd_d, cd, xa, wa, cnd;
+    dev xb, wb, xd, wd, bd, nx, nw, vd, bnd_d, cd, xa, wa, exd, cf, cnd;
+    cond_room cr{};
     blas h;
     events ev;
     std::vector<uint16_t> hx((size_t)(M * K)), hw((size_t)(N * K));
-    std::vector<double> hb((size_t)N), t[4], hv((size_t)(M * N)), hbd((size_t)(M * N));
+    std::vector<double> hb((size_t)N), t[5], hv((size_t)(M * N)), hbd((size_t)(M * N));
     const double one = 1.0, zero = 0.0;
     uint64_t s = 0x9e3779b97f4a7c15ull;
     if (reps < 1) reps = 1;
@@ -293,8 +428,7 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
     ADM_CUDA_CHECK(cudaMalloc(&vd.p, 8 * (size_t)(M * N)));
     ADM_CUDA_CHECK(cudaMalloc(&bnd_d.p, 8 * (size_t)(M * N)));
     ADM_CUDA_CHECK(cudaMalloc(&cd.p, 8 * (size_t)(M * N)));
-    ADM_CUDA_CHECK(cudaMalloc(&xa.p, 8 * hx.size()));
-    ADM_CUDA_CHECK(cudaMalloc(&wa.p, 8 * hw.size()));
+    ADM_TRY(cond_alloc(M, K, N, 0, &xa, &wa, &exd, &cf, &cr));
     ADM_CUDA_CHECK(cudaMalloc(&cnd.p, 8 * (size_t)(M * N)));
     ADM_CUDA_CHECK(cudaMemcpy(bd.p, hb.data(), 8 * hb.size(), cudaMemcpyHostToDevice));
     ADM_CUBLAS_CHECK(cublasCreate(&h.h));
@@ -322,12 +456,18 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
         bf16_to_f64<<<grid_for(hx.size()), 256>>>((const uint16_t *)xb.p, xd.d(), hx.size());
         bf16_to_f64<<<grid_for(hw.size()), 256>>>((const uint16_t *)wb.p, wd.d(), hw.size());
         ADM_CUDA_CHECK(cudaGetLastError());
-        ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bd.d(), 1, nx.d(), nw.d(), vd.d(), bnd_d.d(), xa.d(), wa.d(),
-                         cnd.d()));
+        ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bd.d(), 1, nx.d(), nw.d(), vd.d(), bnd_d.d(), &cr, cnd.d()));
         ADM_CUDA_CHECK(cudaEventRecord(ev.b));
         ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
         ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));
         if (r >= 0) t[1].push_back(f);
+        /* the condition scale alone: operands and its GEMM */
+        ADM_CUDA_CHECK(cudaEventRecord(ev.a));
+        ADM_TRY(cond_scale(h.h, M, K, N, xd.d(), wd.d(), &cr));
+        ADM_CUDA_CHECK(cudaEventRecord(ev.b));
+        ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
+        ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));
+        if (r >= 0) t[4].push_back(f);
         ADM_CUDA_CHECK(cudaEventRecord(ev.a));
         ADM_CUDA_CHECK(cudaMemcpy(hv.data(), vd.p, 8 * hv.size(), cudaMemcpyDeviceToHost));
         ADM_CUDA_CHECK(cudaMemcpy(hbd.data(), bnd_d.p, 8 * hbd.size(), cudaMemcpyDeviceToHost));
@@ -336,11 +476,116 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
         ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));
         if (r >= 0) t[3].push_back(f);
     }
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         std::sort(t[k].begin(), t[k].end());
-        ms[k] = t[k][t[k].size() / 2];
+        ms[k < 4 ? k : 5] = t[k][t[k].size() / 2];
     }
     ms[4] = 0;
     for (double b : hbd) ms[4] = std::max(ms[4], b);
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_o_cuda_reduce(const adm_o_reduce_job *j, int64_t total, const double *x, double *val,
+                                        double *bnd, double *cond)
+{
+    int64_t lines = j->outer * j->inner;
+    size_t nout = (size_t)(j->kind == ADM_O_SOFTMAX ? total : lines);
+    dev dx, dv, db, dc;
+    if (lines == 0 || nout == 0) return ADM_OK;
+    ADM_TRY(upload(&dx, x, (size_t)total));
+    ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * nout));
+    ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * nout));
+    if (cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * nout));
+    reduce_lines<<<(int)std::min<int64_t>((lines + 63) / 64, 65536), 64>>>(*j, dx.d(), dv.d(), db.d(), dc.d());
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * nout, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * nout, cudaMemcpyDeviceToHost));
+    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * nout, cudaMemcpyDeviceToHost));
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_o_cuda_norm(const adm_o_norm_job *j, int64_t total, const double *x, const double *w,
+                                      const double *b, const double *shift, const double *scale, double *val,
+                                      double *bnd, double *cond)
+{
+    size_t n = (size_t)total;
+    dev dx, dw, dbias, dsh, dsc, dv, db, dc;
+    if (j->sets == 0 || n == 0) return ADM_OK;
+    ADM_TRY(upload(&dx, x, n));
+    ADM_TRY(upload(&dw, w, (size_t)j->C));
+    ADM_TRY(upload(&dbias, b, (size_t)j->C));
+    ADM_TRY(upload(&dsh, shift, n));
+    ADM_TRY(upload(&dsc, scale, n));
+    ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * n));
+    ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * n));
+    if (cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * n));
+    norm_sets<<<(int)std::min<int64_t>((j->sets + 63) / 64, 65536), 64>>>(*j, dx.d(), dw.d(), dbias.d(), dsh.d(),
+                                                                          dsc.d(), dv.d(), db.d(), dc.d());
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
+    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
+    return ADM_OK;
+}
+
+/* The attention's scratch: 4 T doubles a line in flight, at most this much
+ * in all (lines go in chunks). */
+#define ATTN_SCRATCH_BYTES ((int64_t)256 << 20)
+
+extern "C" adm_status adm_o_cuda_attention(const adm_o_attn_job *j, const double *q, const double *k,
+                                           const double *v, double *val, double *bnd, double *cond)
+{
+    int64_t lines = j->H * j->S, nout = lines * j->E, chunk;
+    dev dq, dk, dv, dval, db, dc, scr;
+    if (nout == 0) return ADM_OK;
+    chunk = ATTN_SCRATCH_BYTES / (32 * (j->T > 0 ? j->T : 1));
+    if (chunk < 1) chunk = 1;
+    if (chunk > lines) chunk = lines;
+    ADM_TRY(upload(&dq, q, (size_t)(lines * j->D)));
+    ADM_TRY(upload(&dk, k, (size_t)(j->H * j->T * j->D)));
+    ADM_TRY(upload(&dv, v, (size_t)(j->H * j->T * j->E)));
+    ADM_CUDA_CHECK(cudaMalloc(&dval.p, 8 * (size_t)nout));
+    ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * (size_t)nout));
+    if (cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * (size_t)nout));
+    ADM_CUDA_CHECK(cudaMalloc(&scr.p, 32 * (size_t)(j->T > 0 ? j->T : 1) * (size_t)chunk));
+    for (int64_t t0 = 0; t0 < lines; t0 += chunk) {
+        int64_t nl = lines - t0 < chunk ? lines - t0 : chunk;
+        attention_lines<<<(int)std::min<int64_t>((nl + 63) / 64, 65536), 64>>>(*j, dq.d(), dk.d(), dv.d(), t0, nl,
+                                                                                scr.d(), dval.d(), db.d(), dc.d());
+        ADM_CUDA_CHECK(cudaGetLastError());
+    }
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(val, dval.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_o_cuda_linattn(const adm_o_linattn_job *j, const double *q, const double *k,
+                                         const double *v, double *val, double *bnd, double *cond)
+{
+    int64_t nout = j->H * j->S * j->E, de = j->D * j->E;
+    dev dq, dk, dv, dval, db, dc, kv;
+    if (nout == 0) return ADM_OK;
+    ADM_TRY(upload(&dq, q, (size_t)(j->H * j->S * j->D)));
+    ADM_TRY(upload(&dk, k, (size_t)(j->H * j->T * j->D)));
+    ADM_TRY(upload(&dv, v, (size_t)(j->H * j->T * j->E)));
+    ADM_CUDA_CHECK(cudaMalloc(&dval.p, 8 * (size_t)nout));
+    ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * (size_t)nout));
+    if (cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * (size_t)nout));
+    ADM_CUDA_CHECK(cudaMalloc(&kv.p, 8 * (size_t)(2 * de + j->D + 1)));
+    for (int64_t h = 0; h < j->H; h++) {
+        linattn_kv<<<(int)std::min<int64_t>((de + j->D + 63) / 64, 65536), 64>>>(*j, dk.d(), dv.d(), h, kv.d(),
+                                                                                 kv.d() + de, kv.d() + 2 * de);
+        ADM_CUDA_CHECK(cudaGetLastError());
+        linattn_lines<<<(int)std::min<int64_t>((j->S + 63) / 64, 65536), 64>>>(*j, dq.d(), kv.d(), kv.d() + de,
+                                                                                kv.d() + 2 * de, h, dval.d(), db.d(),
+                                                                                dc.d());
+        ADM_CUDA_CHECK(cudaGetLastError());
+    }
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(val, dval.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
     return ADM_OK;
 }

@@ -27,6 +27,39 @@ adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd)
     return m->o_elementwise(c, val, bnd);
 }
 
+adm_status adm_o_cuda_reduce(const struct adm_o_reduce_job *j, int64_t total, const double *x, double *val,
+                             double *bnd, double *cond)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->o_reduce(j, total, x, val, bnd, cond);
+}
+
+adm_status adm_o_cuda_norm(const struct adm_o_norm_job *j, int64_t total, const double *x, const double *w,
+                           const double *b, const double *shift, const double *scale, double *val, double *bnd,
+                           double *cond)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->o_norm(j, total, x, w, b, shift, scale, val, bnd, cond);
+}
+
+adm_status adm_o_cuda_attention(const struct adm_o_attn_job *j, const double *q, const double *k, const double *v,
+                                double *val, double *bnd, double *cond)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->o_attention(j, q, k, v, val, bnd, cond);
+}
+
+adm_status adm_o_cuda_linattn(const struct adm_o_linattn_job *j, const double *q, const double *k, const double *v,
+                              double *val, double *bnd, double *cond)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->o_linattn(j, q, k, v, val, bnd, cond);
+}
+
 adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms)
 {
     const adm_cuda_module *m;

@@ -26,9 +26,8 @@ adm_op_id adm_op_id_of(const adm_op *op);
  * adm_sqrt_up, adm_sub_dn, adm_gamma_up, adm_rn_err ...) rounds every
  * step upward: scalar_fns.h. */
 
-/* A softmax over n doubles x[j * stride] with, for every output, a bound
- * on its distance to the exact softmax of those doubles (oracle/reduce.c). */
-void adm_o_softmax(const double *x, int64_t n, int64_t stride, double *y, double *bnd);
+/* The per-line work of the reductions and norms, shared with the GPU:
+ * oracle/line_fns.h (adm_o_softmax, adm_o_reduce_line, adm_o_norm_set). */
 
 /* Scalar functions of the catalog in fp64, each returning the value and
  * in *err a bound on |value - f(x)| for the exact real f at the double x. */
@@ -99,15 +98,6 @@ typedef struct adm_o_ctx {
     double *cond;   /* dense row-major: the condition scale of each output (adm_oracle_result.cond); NULL: not wanted */
 } adm_o_ctx;
 
-/* The condition scale of f(z) from z's: max(|f(z)|, |f'(z)| cond_z), the
- * first-order error scale of f applied to a z whose error scales with
- * cond_z; |f(z)| where the derivative is not finite (f at +-Inf). */
-static inline double adm_o_cond_chain(double fz, double dfdz, double cond_z)
-{
-    double c = fabs(dfdz) * cond_z;
-    return isfinite(c) && c > fabs(fz) ? c : fabs(fz);
-}
-
 adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd);
 adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd);
 adm_status adm_o_eval_reduce(const adm_o_ctx *c, double *val, double *bnd);
@@ -121,11 +111,30 @@ adm_status adm_o_gemm_tighten(const adm_o_ctx *c, int64_t index, double *value, 
 int adm_o_cuda_usable(void);
 adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd);
 adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd);
+/* The lines of a reduction or norm (oracle/line_fns.h) on the GPU, from
+ * the host's fp64 inputs (total elements; per channel w, b; shift and
+ * scale dense, NULL when absent) into host outputs; cond may be NULL. */
+struct adm_o_reduce_job;
+struct adm_o_norm_job;
+struct adm_o_attn_job;
+struct adm_o_linattn_job;
+adm_status adm_o_cuda_reduce(const struct adm_o_reduce_job *j, int64_t total, const double *x, double *val,
+                             double *bnd, double *cond);
+adm_status adm_o_cuda_norm(const struct adm_o_norm_job *j, int64_t total, const double *x, const double *w,
+                           const double *b, const double *shift, const double *scale, double *val, double *bnd,
+                           double *cond);
+/* Attention and linear attention on the GPU from the host's fp64 q, k, v
+ * (H x S x D, H x T x D, H x T x E) into host outputs (H x S x E). */
+adm_status adm_o_cuda_attention(const struct adm_o_attn_job *j, const double *q, const double *k, const double *v,
+                                double *val, double *bnd, double *cond);
+adm_status adm_o_cuda_linattn(const struct adm_o_linattn_job *j, const double *q, const double *k, const double *v,
+                              double *val, double *bnd, double *cond);
 /* Device-side times (ms, median of reps) at M x K x N from random bf16
  * inputs: [0] one cuBLAS DGEMM on fp64 operands, [1] the oracle (bf16 to
  * fp64, norms, DGEMM, bias, GELU, bound, and the condition scale: a
- * second DGEMM on |x|, |w|), [2] uploading the bf16 inputs,
- * [3] downloading value and bound; max bound in ms[4]. */
+ * bf16 GEMM on |x|, |w| on the tensor cores), [2] uploading the bf16
+ * inputs, [3] downloading value and bound, [5] the condition scale alone;
+ * max bound in ms[4]. ms: 6 doubles. */
 adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms);
 
 /* The MPFR evaluator (oracle/mpfr_eval.c): output element `index` as an

@@ -272,4 +272,13 @@ ADM_HD double adm_fn_silu_d(double x)
     return s + x * s * sm;
 }
 
+/* The condition scale of f(z) from z's: max(|f(z)|, |f'(z)| cond_z), the
+ * first-order error scale of f applied to a z whose error scales with
+ * cond_z; |f(z)| where the derivative is not finite (f at +-Inf). */
+ADM_HD double adm_fn_cond_chain(double fz, double dfdz, double cond_z)
+{
+    double c = fabs(dfdz) * cond_z;
+    return isfinite(c) && c > fabs(fz) ? c : fabs(fz);
+}
+
 #endif

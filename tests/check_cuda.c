@@ -118,10 +118,18 @@ START_TEST(test_sampled)
 END_TEST
 
 /* The GPU oracle (cuBLAS DGEMM, CUDA epilogue) agrees with the CPU oracle
- * within the two bounds, element by element, on DiT-like activations. */
+ * within the two bounds, element by element, on DiT-like activations
+ * (bf16) and on fp32 inputs (the condition scale's TF32 path). */
 START_TEST(test_oracle_agrees)
 {
-    static const char *params[2] = {"{\"approximate\":\"tanh\"}", "{\"approximate\":\"none\"}"};
+    static const char *params[3] = {"{\"approximate\":\"tanh\"}", "{\"approximate\":\"none\"}",
+                                    "{\"approximate\":\"tanh\"}"};
+    /* the condition scales' relative difference (oracle/oracle_cuda.cu,
+     * harness/GATES.md): gamma_K of fp32 on the CPU (u = 2^-24), gamma_K
+     * with u = 2^-23 on the tensor cores, and on the TF32 path 2^-9 (two
+     * operands read to 10 bits); K = 1024 here */
+    const double gam_cpu = 1024 * 0x1p-24 / (1 - 1024 * 0x1p-24), gam_gpu = 1024 * 0x1p-23 / (1 - 1024 * 0x1p-23);
+    const double cond_tol = gam_cpu + gam_gpu + (_i == 2 ? 0x1p-9 : 0);
     const adm_op *op = adm_op_find("linear+gelu");
     adm_op_params p;
     adm_synth_config sc;
@@ -135,8 +143,13 @@ START_TEST(test_oracle_agrees)
     adm_synth_config_default(&sc);
     sc.tokens = 256;
     sc.channels = 1024;
-    ck_assert_int_eq(adm_synth_activations(&sc, &x), ADM_OK);
-    ck_assert_int_eq(adm_synth_gaussian(3, 1.0 / 32, ADM_BF16, 2, ws, &w), ADM_OK);
+    if (_i == 2) {
+        int64_t xs[2] = {256, 1024};
+        ck_assert_int_eq(adm_synth_gaussian(5, 1.0, ADM_FP32, 2, xs, &x), ADM_OK);
+    } else {
+        ck_assert_int_eq(adm_synth_activations(&sc, &x), ADM_OK);
+    }
+    ck_assert_int_eq(adm_synth_gaussian(3, 1.0 / 32, _i == 2 ? ADM_FP32 : ADM_BF16, 2, ws, &w), ADM_OK);
     ck_assert_int_eq(adm_synth_gaussian(4, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
     ck_assert_int_eq(adm_op_params_parse(op, params[_i], &p), ADM_OK);
     adm_oracle_config_default(&cfg);
@@ -153,14 +166,13 @@ START_TEST(test_oracle_agrees)
         double cc = ((double *)rc.cond.data)[i], cg = ((double *)rg.cond.data)[i];
         if (fabs(vc - vg) > bc + bg) bad++;
         if (bc + bg > 0) worst = fmax(worst, fabs(vc - vg) / (bc + bg));
-        /* the condition scale: fp32 GEMM of |x| |w| on the CPU, fp64 on the GPU */
-        if (!(fabs(cc - cg) <= 1e-3 * cg)) bad_cond++;
+        if (!(fabs(cc - cg) <= cond_tol * cg)) bad_cond++;
         if (cg > 0) worst_cond = fmax(worst_cond, fabs(cc - cg) / cg);
     }
     printf("oracle %s: GPU against CPU, %lld elements, max bound cpu %.3g gpu %.3g, worst |diff|/(bounds) %.3g, "
-           "%lld outside; condition scale worst relative difference %.3g, %lld beyond 1e-3\n", params[_i],
+           "%lld outside; condition scale worst relative difference %.3g, %lld beyond %.3g\n", params[_i],
            (long long)adm_tensor_numel(&rc.value), rc.max_bound, rg.max_bound, worst, (long long)bad, worst_cond,
-           (long long)bad_cond);
+           (long long)bad_cond, cond_tol);
     ck_assert_int_eq(bad, 0);
     ck_assert_int_eq(bad_cond, 0);
     adm_oracle_result_free(&rc);
@@ -170,6 +182,110 @@ START_TEST(test_oracle_agrees)
     adm_tensor_free(&x);
     adm_tensor_free(&w);
     adm_tensor_free(&b);
+}
+END_TEST
+
+/* The GPU's reductions, norms and attentions (oracle/line_fns.h, a thread
+ * a line) against the CPU's: the same code and order of operations, so
+ * where no libm call enters (sums, mean of squares, rmsnorm, layernorm,
+ * linear attention) value and condition scale are the same bits, NaN
+ * included, and the bounds a few ulps apart; where exp enters (softmax,
+ * SiLU, attention) the values agree within the two bounds. */
+static const struct line_case {
+    const char *op, *params;
+    int nin, libm;
+    int ndim[5];
+    int64_t shape[5][3];
+    adm_dtype dt[5];
+} line_cases[] = {
+    {"row_sum", "{\"axis\":1}", 1, 0, {2}, {{96, 3000}}, {ADM_FP32}},
+    {"row_sum", "{\"axis\":0}", 1, 0, {3}, {{7, 33, 40}}, {ADM_BF16}},
+    {"mean_sq", "{}", 1, 0, {2}, {{128, 1024}}, {ADM_BF16}},
+    {"softmax", "{}", 1, 1, {2}, {{64, 333}}, {ADM_FP32}},
+    {"softmax", "{\"axis\":0}", 1, 1, {2}, {{50, 64}}, {ADM_BF16}},
+    {"rmsnorm", "{\"eps\":1e-6}", 2, 0, {2, 1}, {{128, 1152}, {1152}}, {ADM_BF16, ADM_BF16}},
+    {"rmsnorm", "{\"silu\":true}", 2, 1, {2, 1}, {{64, 512}, {512}}, {ADM_BF16, ADM_BF16}},
+    {"layernorm", "{}", 3, 0, {2, 1, 1}, {{64, 1152}, {1152}, {1152}}, {ADM_BF16, ADM_BF16, ADM_BF16}},
+    {"layernorm", "{\"modulate\":true,\"eps\":1e-6}", 5, 0, {2, 0, 0, 2, 2},
+     {{64, 1152}, {0}, {0}, {1, 1152}, {64, 1152}}, {ADM_BF16, 0, 0, ADM_BF16, ADM_FP32}},
+    {"groupnorm", "{\"groups\":4,\"silu\":true}", 3, 1, {3, 1, 1}, {{2, 64, 256}, {64}, {64}},
+     {ADM_BF16, ADM_BF16, ADM_BF16}},
+    {"groupnorm", "{\"groups\":8,\"channels_last\":true}", 1, 0, {3}, {{2, 256, 64}}, {ADM_FP32}},
+    {"attention", "{}", 3, 1, {3, 3, 3}, {{2, 200, 64}, {2, 333, 64}, {2, 333, 64}}, {ADM_BF16, ADM_BF16, ADM_BF16}},
+    {"attention", "{\"causal\":true}", 3, 1, {3, 3, 3}, {{3, 256, 128}, {3, 256, 128}, {3, 256, 128}},
+     {ADM_BF16, ADM_BF16, ADM_BF16}},
+    {"linear_attention", "{}", 3, 0, {3, 3, 3}, {{2, 300, 32}, {2, 500, 32}, {2, 500, 48}},
+     {ADM_BF16, ADM_BF16, ADM_FP32}},
+};
+#define N_LINE_CASES ((int)(sizeof line_cases / sizeof line_cases[0]))
+
+START_TEST(test_oracle_lines)
+{
+    const struct line_case *lc = &line_cases[_i];
+    const adm_op *op = adm_op_find(lc->op);
+    adm_op_params p;
+    adm_tensor t[5];
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {NULL};
+    adm_oracle_config cfg;
+    adm_oracle *cpu, *gpu;
+    adm_oracle_result rc, rg;
+    int64_t n, bad = 0, differ = 0;
+    double worst = 0;
+    ck_assert_ptr_nonnull(op);
+    for (int i = 0; i < lc->nin; i++) {
+        if (!lc->ndim[i]) continue;
+        ck_assert_int_eq(adm_synth_gaussian(40 + (uint64_t)i, i == 4 ? 0.1 : 1.0, lc->dt[i], lc->ndim[i],
+                                            lc->shape[i], &t[i]), ADM_OK);
+        in[i] = &t[i];
+    }
+    /* a NaN and an Inf in the first line of the first cases: propagated alike */
+    if (_i == 0) {
+        adm_tensor_set_bits(&t[0], 5, 0x7fc00000u);
+        adm_tensor_set_bits(&t[0], 3000 + 7, 0x7f800000u);
+    }
+    ck_assert_int_eq(adm_op_params_parse(op, lc->params, &p), ADM_OK);
+    adm_oracle_config_default(&cfg);
+    ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
+    cfg.use_gpu = 1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(cpu, op, &p, in, &rc), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
+    ck_assert(!rc.on_gpu && rg.on_gpu);
+    ck_assert(rc.has_cond && rg.has_cond);
+    n = adm_tensor_numel(&rc.value);
+    for (int64_t i = 0; i < n; i++) {
+        double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
+        double bc = ((double *)rc.bound.data)[i], bg = ((double *)rg.bound.data)[i];
+        double cc = ((double *)rc.cond.data)[i], cg = ((double *)rg.cond.data)[i];
+        /* the bounds round upward by instruction on the GPU (__dadd_ru),
+         * one ulp past round-to-nearest on the CPU (scalar_fns.h): both
+         * upper bounds, apart by a few ulps; a NaN's payload is the
+         * processor's own */
+        int same = (!memcmp(&vc, &vg, 8) || (isnan(vc) && isnan(vg))) &&
+                   (!memcmp(&cc, &cg, 8) || (isnan(cc) && isnan(cg)));
+        int bsame = bc == bg || fabs(bc - bg) <= 1e-12 * fmax(bc, bg) || (isnan(bc) && isnan(bg));
+        differ += !same;
+        if (!lc->libm) {
+            bad += !same || !bsame;
+            continue;
+        }
+        if (isnan(vc) || isnan(vg) || isinf(vc) || isinf(vg)) {
+            bad += !(vc == vg || (isnan(vc) && isnan(vg)));
+            continue;
+        }
+        if (fabs(vc - vg) > bc + bg) bad++;
+        if (bc + bg > 0) worst = fmax(worst, fabs(vc - vg) / (bc + bg));
+    }
+    printf("oracle %s %s on the GPU: %lld elements, %lld values or scales not the CPU's bits (%s), worst "
+           "|diff|/(bounds) %.3g, %lld failing\n", lc->op, lc->params, (long long)n, (long long)differ,
+           lc->libm ? "libm: allowed within the bounds" : "none allowed", worst, (long long)bad);
+    ck_assert_int_eq(bad, 0);
+    adm_oracle_result_free(&rc);
+    adm_oracle_result_free(&rg);
+    adm_oracle_free(cpu);
+    adm_oracle_free(gpu);
+    for (int i = 0; i < lc->nin; i++)
+        if (lc->ndim[i]) adm_tensor_free(&t[i]);
 }
 END_TEST
 
@@ -788,7 +904,8 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Oracle");
     tcase_set_timeout(tc, 600);
-    tcase_add_loop_test(tc, test_oracle_agrees, 0, 2);
+    tcase_add_loop_test(tc, test_oracle_agrees, 0, 3);
+    tcase_add_loop_test(tc, test_oracle_lines, 0, N_LINE_CASES);
     tcase_add_loop_test(tc, test_oracle_elementwise, 0, 6);
     suite_add_tcase(s, tc);
     tc = tcase_create("Libm");
