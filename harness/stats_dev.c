@@ -5,6 +5,7 @@
 #include "adm_cuda_module.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 double adm_h_now(void)
@@ -85,9 +86,9 @@ void adm_h_stats_dev_free(adm_h_stats_dev *d)
 
 int adm_h_stats_dev_serves(const adm_h_stats_dev *d, const adm_judge_input *in)
 {
-    return d && in->oracle == d->oracle && in->cond == d->cond && in->ref == d->ref && in->cand->dtype != ADM_DTYPE_INVALID &&
-           device_format(in->cand->dtype) && adm_tensor_is_contiguous(in->cand) &&
-           adm_tensor_numel(in->cand) == d->R * d->N;
+    return d && in->oracle == d->oracle && in->cond == d->cond && in->ref == d->ref && in->cand &&
+           device_format(in->cand->dtype) && adm_tensor_is_contiguous(in->cand) && in->cand->ndim == in->ref->ndim &&
+           !memcmp(in->cand->shape, in->ref->shape, sizeof(int64_t) * (size_t)in->ref->ndim);
 }
 
 adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, adm_h_stats_raw *s)
