@@ -269,6 +269,9 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
         ADM_CUDA_CHECK(cudaGetLastError());
         block_sums<<<grid(s->nb, WARPS), WARPS * LANES>>>(a, s->mg, s->ph);
         ADM_CUDA_CHECK_LAUNCH();
+    } else { /* no element: the sums are zero, as the CPU's */
+        ADM_CUDA_CHECK(cudaMemset(s->rows, 0, 8 * (size_t)(s->R * RAW_NS + 1)));
+        ADM_CUDA_CHECK(cudaMemset(s->chans, 0, 8 * (size_t)(s->ns * s->N * RAW_NS + 1)));
     }
     ADM_CUDA_CHECK(cudaMemcpy(rows, s->rows, 8 * (size_t)(s->R * RAW_NS), cudaMemcpyDeviceToHost));
     ADM_CUDA_CHECK(cudaMemcpy(chans, s->chans, 8 * (size_t)(s->ns * s->N * RAW_NS), cudaMemcpyDeviceToHost));
