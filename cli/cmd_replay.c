@@ -1,4 +1,5 @@
 /* admit-kernel replay: score the candidate outputs stored in captures. */
+#define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 #include "adm_cuda.h"
 #include "dist.h"
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static const char replay_usage[] =
     "usage: admit-kernel replay CAPTURE... [--claim NAME=TIER]... [--json FILE] [--junit FILE] [--html DIR]\n"
@@ -41,6 +43,7 @@ typedef struct judged_capture {
     adm_replay_result res;
     char *op, *error;
     adm_status status;
+    double read_s; /* reading and validating the capture */
 } judged_capture;
 
 /* A candidate's verdicts pooled over the captures of one op. */
@@ -56,6 +59,13 @@ typedef struct pool {
  * rank: each parses the same arguments. */
 static adm_oracle_config replay_ocfg;
 
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 /* One capture read, checked and judged into *j; 0, or -1 when memory ran
  * out (the last error says so). */
 static int judge_capture(const char *file, adm_plan *plan, judged_capture *j)
@@ -63,9 +73,12 @@ static int judge_capture(const char *file, adm_plan *plan, judged_capture *j)
     adm_capture *cap = NULL;
     adm_replay_result res;
     adm_status st;
+    double t0 = now();
     memset(j, 0, sizeof *j);
-    if ((st = adm_capture_read_sandboxed_plan(file, NULL, adm_plan_check, plan, &cap)) != ADM_OK ||
-        (st = adm_capture_validate(cap)) != ADM_OK || (st = adm_harness_replay(cap, &replay_ocfg, NULL, &res)) != ADM_OK) {
+    if ((st = adm_capture_read_sandboxed_plan(file, NULL, adm_plan_check, plan, &cap)) == ADM_OK)
+        st = adm_capture_validate(cap);
+    j->read_s = now() - t0;
+    if (st != ADM_OK || (st = adm_harness_replay(cap, &replay_ocfg, NULL, &res)) != ADM_OK) {
         /* This capture fails alone: its row says why, the others are still
          * judged, and the command exits 2 after the reports. */
         j->status = st;
@@ -108,6 +121,9 @@ static void put_judged(adm_dist_buf *b, const judged_capture *j)
     }
     adm_dist_put_i64(b, j->res.mpfr_refined);
     adm_dist_put_i64(b, j->res.certified);
+    adm_dist_put_i64(b, j->res.stats_device);
+    adm_dist_put_i64(b, (int64_t)(j->read_s * 1e9));
+    for (int t = 0; t < 3; t++) adm_dist_put_i64(b, (int64_t)(j->res.seconds[t] * 1e9));
     adm_dist_put_str(b, j->res.assumption);
 }
 
@@ -136,6 +152,9 @@ static int get_judged(adm_dist_buf *b, judged_capture *j)
     }
     j->res.mpfr_refined = adm_dist_get_i64(b);
     j->res.certified = (int)adm_dist_get_i64(b);
+    j->res.stats_device = (int)adm_dist_get_i64(b);
+    j->read_s = 1e-9 * (double)adm_dist_get_i64(b);
+    for (int t = 0; t < 3; t++) j->res.seconds[t] = 1e-9 * (double)adm_dist_get_i64(b);
     j->res.assumption = adm_dist_intern(adm_dist_get_str(b));
     return b->failed ? -1 : 0;
 }
@@ -291,7 +310,7 @@ int adm_cmd_replay(int argc, char **argv)
         }
         adm_cli_report_context(rep, "captures", list);
         adm_cli_report_context(rep, "device", use_gpu ? "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op but "
-                                                        "quantize (the CPU); gates: the CPU"
+                                                        "quantize (the CPU); gates: see below"
                                                       : "oracle and gates: the CPU");
     }
     /* Every capture is read and judged before anything is written (under
@@ -342,6 +361,32 @@ int adm_cmd_replay(int argc, char **argv)
     }
     for (int p = 0; p < npool; p++)
         if (pools[p].count > 1) adm_verdict_pool_finish(&pools[p].acc, NULL);
+    {
+        /* where each part ran, and how long each phase took */
+        int on_gpu = 0, judged_n = 0;
+        double t[4] = {0, 0, 0, 0};
+        for (int f = 0; f < nf; f++) {
+            t[0] += judged[f].read_s;
+            if (!judged[f].ok) continue;
+            for (int k = 0; k < 3; k++) t[k + 1] += judged[f].res.seconds[k];
+            on_gpu += judged[f].res.stats_device;
+            judged_n += judged[f].res.n;
+        }
+        if (use_gpu) {
+            char where[512];
+            snprintf(where, sizeof where, "oracle: the GPU (cuBLAS DGEMM + CUDA) for the GEMM-family and elementwise "
+                     "ops, the CPU for the others; statistics (gates 1 and 2): the GPU for %d of %d candidates "
+                     "(contiguous bf16, fp16, fp32 and fp64 outputs), the CPU for the others; other gates (special "
+                     "values, strides, flips, exactness): the CPU", on_gpu, judged_n);
+            adm_cli_report_context(rep, "device", where);
+        }
+        if (adm_report_add_timing(rep, "read", t[0]) != ADM_OK || adm_report_add_timing(rep, "oracle", t[1]) != ADM_OK ||
+            adm_report_add_timing(rep, "statistics", t[2]) != ADM_OK ||
+            adm_report_add_timing(rep, "other_gates", t[3]) != ADM_OK) {
+            rc = adm_cli_fail();
+            goto done;
+        }
+    }
     for (int f = 0; f < nf; f++) {
         if (!judged[f].ok) {
             if (adm_report_add_error(rep, files[f], judged[f].op, NULL, judged[f].status, judged[f].error, NULL) != ADM_OK) {

@@ -1,6 +1,6 @@
 /* Internal: the boundary between libadmit and its CUDA module.
  *
- * The CUDA code (core/cuda.cu, oracle/oracle_cuda.cu,
+ * The CUDA code (core/cuda.cu, oracle/oracle_cuda.cu, harness/stats_cuda.cu,
  * candidates/cuda_impl.cu, candidates/cuda_twins.cu, toy/toy_cuda.cu) is built as a separate
  * module, libadmit_cuda.so, that libadmit loads with dlopen the first time
  * a GPU path is asked for (core/cuda_load.c). A process that never uses a
@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 3
+#define ADM_CUDA_MODULE_ABI 4
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
@@ -62,10 +62,33 @@ typedef struct adm_cuda_host {
     adm_status (*o_need_narrow)(const adm_tensor *t, const char *op, const char *name);
 } adm_cuda_host;
 
+/* The gates' raw sums on the GPU (harness/stats_cuda.cu): one output of
+ * R rows x N channels in the partition of harness/stat_elem.h (ns
+ * stripes, nb blocks), the oracle's values o and condition scale cond
+ * (NULL: none) in fp64 and the reference output in its stored format
+ * ref_dt (contiguous; fmt: the format the ulps are taken in), all on the
+ * host, uploaded once by stats_open for every candidate of the output. */
+typedef struct adm_stats_dev_desc {
+    int64_t R, N, ns, nb;
+    int fmt, ref_dt;
+    const double *o, *cond;
+    const void *ref;
+} adm_stats_dev_desc;
+
+/* The module's definitions (harness/stats_cuda.cu). open: the device
+ * copies in *sess (ADM_ERR_UNSUPPORTED for formats other than bf16, fp16,
+ * fp32, fp64). run: a candidate output (contiguous, cand_dt, R x N)
+ * uploaded and its raw sums into the host arrays rows (R x RAW_NS), chans
+ * (ns x N x RAW_NS), mg (nb x MG_NS) and ph (nb x HIST_BLOCK). */
+adm_status adm_stats_cuda_open(const adm_stats_dev_desc *d, void **sess);
+adm_status adm_stats_cuda_run(void *sess, const void *cand, int cand_dt, double *rows, double *chans, double *mg,
+                              int64_t *ph);
+void adm_stats_cuda_close(void *sess);
+
 /* What the module does: the functions of adm_cuda.h (but adm_cuda_built),
  * the GPU oracle of oracle_internal.h, adm_cuda_linear_gelu, the CUDA
- * twins of candidates/cuda_twins.h and the toy's GPU surface, with the
- * same contracts. */
+ * twins of candidates/cuda_twins.h, the gates' statistics and the toy's GPU
+ * surface, with the same contracts. */
 typedef struct adm_cuda_module {
     uint32_t abi, size;
     adm_status (*device_count)(int *count);
@@ -98,6 +121,10 @@ typedef struct adm_cuda_module {
     adm_status (*toy_nccl_init)(const unsigned char id[128], int rank, int world, void **comm);
     adm_status (*toy_nccl_allreduce_bf16)(void *comm, uint16_t *buf, int64_t n);
     void (*toy_nccl_free)(void *comm);
+    adm_status (*stats_open)(const adm_stats_dev_desc *d, void **sess);
+    adm_status (*stats_run)(void *sess, const void *cand, int cand_dt, double *rows, double *chans, double *mg,
+                            int64_t *ph);
+    void (*stats_close)(void *sess);
 } adm_cuda_module;
 
 /* The module's one exported function: its table, or NULL when host is

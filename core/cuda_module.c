@@ -101,6 +101,9 @@ static const adm_cuda_module table = {
     adm_toy_nccl_init,
     adm_toy_nccl_allreduce_bf16,
     adm_toy_nccl_free,
+    adm_stats_cuda_open,
+    adm_stats_cuda_run,
+    adm_stats_cuda_close,
 };
 
 const adm_cuda_module *adm_cuda_module_open(const adm_cuda_host *h);

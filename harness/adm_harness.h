@@ -88,6 +88,13 @@ typedef struct adm_judge_input {
     int n_special;
     const adm_view_outcome *views;
     int n_views;                          /* -1: not runnable (stored outputs) */
+    /* The harness's own (replay, run); NULL from other callers. stats_dev:
+     * the oracle, its condition scale and the reference resident on a GPU,
+     * where gates 1 and 2's sums are then computed (the same bits as the
+     * CPU's); seconds: [0] += the statistics' wall time, [1] += the other
+     * gates'. */
+    struct adm_h_stats_dev *stats_dev;
+    double *seconds;
 } adm_judge_input;
 
 typedef struct adm_gate_config {
@@ -283,6 +290,8 @@ typedef struct adm_replay_result {
     int64_t mpfr_refined;   /* oracle elements recomputed with MPFR */
     int certified;          /* 0: the capture's own (user) oracle */
     const char *assumption; /* adm_oracle_result.assumption */
+    int stats_device;       /* candidates whose gate statistics ran on the GPU */
+    double seconds[3];      /* wall time: the oracle, the statistics, the other gates */
 } adm_replay_result;
 
 /* Evaluates the oracle of the capture's op (or takes the user's /oracle for

@@ -18,63 +18,6 @@ const char *adm_bias_scope_name(int s) { return s >= 0 && s < ADM_BIAS_SCOPES ? 
 
 /* ------------------------------------------------------------ one capture */
 
-/* The raw sums of a group of elements (a row, a channel, the output), in
- * output units: count, sum of o, of |o|, of o^2, of (o u)^2, then for each
- * series (d = c - r, e_r, e_c) and kind (weight w = 1, sign(o), o u^2) the
- * sums of w x and (w x)^2. u is the element's inverse ulp at its
- * condition scale (gate 1's): the gain is the weighted least-squares slope
- * of the error on o with weights 1 / ulp^2, since a rounding error's
- * spread follows the element's ulp (bf16 errors grow with |o|). Unweighted,
- * the few outlier-channel elements that dominate sum o^2 decide the slope
- * and its noise (a robust standard error 2.3-2.6x the homoscedastic one
- * on RMSNorm, issue 16); weighted, every element counts in proportion to
- * its precision, and the slope estimated is the same gain. */
-enum { RAW_N, RAW_O, RAW_AO, RAW_O2, RAW_OU2, RAW_SER, RAW_NS = RAW_SER + 3 * 2 * ADM_BIAS_KINDS };
-enum { SER_D, SER_R, SER_C };
-
-/* Adds one element to two groups at once (its row and its channel), each
- * term computed once, unrolled (the same sums as raw_add's loops). */
-static inline void raw_add2(double *restrict g, double *restrict h, double o, double u, double d, double er,
-                            double ec)
-{
-    double sg = o > 0 ? 1.0 : (o < 0 ? -1.0 : 0.0), wg = o * u * u;
-    double o2 = o * o, ou2 = (o * u) * (o * u), ao = fabs(o);
-    g[RAW_N] += 1;
-    h[RAW_N] += 1;
-    g[RAW_O] += o;
-    h[RAW_O] += o;
-    g[RAW_AO] += ao;
-    h[RAW_AO] += ao;
-    g[RAW_O2] += o2;
-    h[RAW_O2] += o2;
-    g[RAW_OU2] += ou2;
-    h[RAW_OU2] += ou2;
-#define TERM(s, k, z)                                           \
-    do {                                                        \
-        double z_ = (z), z2_ = z_ * z_;                         \
-        int t_ = RAW_SER + ((s) * ADM_BIAS_KINDS + (k)) * 2;    \
-        g[t_] += z_;                                            \
-        g[t_ + 1] += z2_;                                       \
-        h[t_] += z_;                                            \
-        h[t_ + 1] += z2_;                                       \
-    } while (0)
-    /* w_k x_s: the mean's weight 1 (1.0 * x is x), the sign's, the gain's */
-    TERM(SER_D, ADM_BIAS_MEAN, 1.0 * d);
-    TERM(SER_D, ADM_BIAS_SIGN, sg * d);
-    TERM(SER_D, ADM_BIAS_GAIN, wg * d);
-    TERM(SER_R, ADM_BIAS_MEAN, 1.0 * er);
-    TERM(SER_R, ADM_BIAS_SIGN, sg * er);
-    TERM(SER_R, ADM_BIAS_GAIN, wg * er);
-    TERM(SER_C, ADM_BIAS_MEAN, 1.0 * ec);
-    TERM(SER_C, ADM_BIAS_SIGN, sg * ec);
-    TERM(SER_C, ADM_BIAS_GAIN, wg * ec);
-#undef TERM
-}
-
-/* fmax of two numbers neither of which is NaN, inline (libm's fmax is a
- * call; here both are finite magnitudes) */
-static inline double max2(double a, double b) { return a > b ? a : b; }
-
 static inline void raw_merge(double *acc, const double *g)
 {
     for (int t = 0; t < RAW_NS; t++) acc[t] += g[t];
@@ -156,89 +99,61 @@ static void groups_to_evidence(adm_evidence *ev, int scope, const double *raw, i
         ev->floor_rel[scope][k] += n_elems * uw * sqrt(fl[k] / (double)used) * invD;
 }
 
-static inline int hist_bin(double ulps)
+void adm_h_stats_free(adm_h_stats_raw *s)
 {
-    double w = 2 * ADM_HIST_RANGE / (ADM_HIST_BINS - 2);
-    if (!(ulps >= -ADM_HIST_RANGE)) return 0;
-    if (ulps >= ADM_HIST_RANGE) return ADM_HIST_BINS - 1;
-    return 1 + (int)((ulps + ADM_HIST_RANGE) / w); /* >= 0: truncation is floor */
+    free(s->rows);
+    free(s->chans);
+    free(s->mg);
+    free(s->ph);
+    memset(s, 0, sizeof *s);
 }
 
-/* The octave of |ulps| (adm_harness.h, ADM_HIST_LOG_*): frexp gives
- * |ulps| = m 2^e with m in [0.5, 1), so floor(log2 |ulps|) = e - 1, exact. */
-static inline int hist_log_bin(double ulps)
+adm_status adm_h_stats_alloc(adm_h_stats_raw *s, int64_t R, int64_t N)
 {
-    int e, k;
-    double a = fabs(ulps);
-    if (!(a >= ldexp(1.0, ADM_HIST_LOG_MIN))) return ADM_HIST_LOG_ZERO;
-    frexp(a, &e);
-    k = e - 1 - ADM_HIST_LOG_MIN + 1;
-    if (k > ADM_HIST_LOG_OCTAVES + 1) k = ADM_HIST_LOG_OCTAVES + 1;
-    return ulps < 0 ? ADM_HIST_LOG_ZERO - k : ADM_HIST_LOG_ZERO + k;
-}
-
-/* One block's histograms: linear and by octave, reference then candidate. */
-#define HIST_BLOCK (2 * ADM_HIST_BINS + 2 * ADM_HIST_LOG_BINS)
-
-/* Per block of rows: the magnitude sums, maxima and the histograms. */
-enum { MG_ER2, MG_EC2, MG_Q2, MG_UR2, MG_UC2, MG_UQ2, MG_MAXR, MG_MAXC, MG_MAXQ, MG_UMAXR, MG_UMAXC, MG_UMAXQ,
-       MG_NONTRIV, MG_NS };
-
-/* The channel sums are kept per stripe of row blocks (a partition of the
- * rows that depends on the shape alone, never on the thread count) and
- * merged in stripe order; the stripes' partial sums take at most this
- * much memory beside the per-row sums. */
-#define CHAN_STRIPE_BYTES ((double)(64 << 20))
-#define CHAN_STRIPES_MAX 64
-
-adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd,
-                                 adm_verdict *v)
-{
-    enum { RB = 64 };
-    const double *o = in->oracle->data;
-    int64_t n = adm_tensor_numel(in->oracle);
-    int64_t N = in->oracle->ndim ? in->oracle->shape[in->oracle->ndim - 1] : 1, R = N ? n / N : 0;
-    int64_t nb = (R + RB - 1) / RB, ns;
-    adm_dtype fmt = in->ref->dtype;
-    /* ulps are measured at the element's condition scale max(|o|, cond):
-     * the magnitude of the terms it is computed from, the scale every
-     * path's rounding errors follow (GATES.md, gate 1). Without one (an
-     * op with no sound scale, a user oracle) at max(|o|, min(rms of o over
-     * its row, over its channel) / 4), reported and not gated. */
-    const double *cnd = in->cond ? (const double *)in->cond->data + in->cond->offset : NULL;
-    double *rows, *chans, *mg, *colrms;
-    int64_t *ph;
-    double tot[RAW_NS] = {0}, m[MG_NS] = {0}, D, Du, invD, invDu, uw = unit_roundoff(fmt);
-    adm_evidence *ev = &v->ev;
-    ns = (int64_t)(CHAN_STRIPE_BYTES / (8.0 * RAW_NS * (double)(N > 0 ? N : 1)));
-    if (ns > CHAN_STRIPES_MAX) ns = CHAN_STRIPES_MAX;
-    if (ns > nb) ns = nb;
-    if (ns < 1) ns = 1;
-    rows = adm_h_calloc((size_t)(R * RAW_NS + 1), sizeof(double));
-    chans = adm_h_calloc((size_t)(ns * N * RAW_NS + 1), sizeof(double));
-    adm_mem_huge(chans, sizeof(double) * (size_t)(ns * N * RAW_NS + 1));
-    mg = adm_h_calloc((size_t)(nb * MG_NS + 1), sizeof(double));
-    ph = adm_h_calloc((size_t)(nb * HIST_BLOCK + 1), sizeof(int64_t));
-    colrms = cnd ? NULL : adm_h_calloc((size_t)(N + 1), sizeof(double));
-    if (!rows || !chans || !mg || !ph || (!cnd && !colrms)) {
-        free(rows); free(chans); free(mg); free(ph); free(colrms);
+    memset(s, 0, sizeof *s);
+    s->R = R;
+    s->N = N;
+    s->nb = (R + ADM_SE_RB - 1) / ADM_SE_RB;
+    s->ns = adm_se_stripes(N, s->nb);
+    s->rows = adm_h_calloc((size_t)(R * RAW_NS + 1), sizeof(double));
+    s->chans = adm_h_calloc((size_t)(s->ns * N * RAW_NS + 1), sizeof(double));
+    if (s->chans) adm_mem_huge(s->chans, sizeof(double) * (size_t)(s->ns * N * RAW_NS + 1));
+    s->mg = adm_h_calloc((size_t)(s->nb * MG_NS + 1), sizeof(double));
+    s->ph = adm_h_calloc((size_t)(s->nb * HIST_BLOCK + 1), sizeof(int64_t));
+    if (!s->rows || !s->chans || !s->mg || !s->ph) {
+        adm_h_stats_free(s);
         return ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the statistics of %lld rows x %lld channels",
                         (long long)R, (long long)N);
     }
-    memset(ev, 0, sizeof *ev);
-    v->ulp_gated = cnd != NULL;
+    return ADM_OK;
+}
+
+adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd,
+                             adm_h_stats_raw *s)
+{
+    const double *o = in->oracle->data;
+    int64_t R = s->R, N = s->N, nb = s->nb, ns = s->ns;
+    adm_dtype fmt = in->ref->dtype;
+    const double *cnd = in->cond ? (const double *)in->cond->data + in->cond->offset : NULL;
+    double *rows = s->rows, *chans = s->chans, *mg = s->mg, *colrms;
+    int64_t *ph = s->ph;
+    colrms = cnd ? NULL : adm_h_calloc((size_t)(N + 1), sizeof(double));
+    if (!cnd && !colrms)
+        return ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the statistics of %lld rows x %lld channels",
+                        (long long)R, (long long)N);
     for (int64_t row = 0; row < R && !cnd; row++)
         for (int64_t j = 0; j < N; j++) {
             double x = o[row * N + j];
             if (isfinite(x)) colrms[j] += x * x;
         }
     for (int64_t j = 0; j < N && !cnd; j++) colrms[j] = sqrt(colrms[j] / (double)(R ? R : 1));
-    /* One pass over the output, in ns stripes of blocks of RB rows: each
-     * row's sums are its own (in channel order), each block's magnitude
-     * sums and histograms too, each stripe's channel sums (in row order)
-     * too, and they are merged in order, so the same inputs give the same
-     * bits with 1 or 16 threads (floating-point addition is not
-     * associative; OpenMP's reduction order follows the thread count). */
+    /* One pass over the output, in ns stripes of blocks of ADM_SE_RB rows:
+     * each row's sums are its own (in channel order), each block's
+     * magnitude sums and histograms too, each stripe's channel sums (in
+     * row order) too, and they are merged in order, so the same inputs
+     * give the same bits with 1 or 16 threads (floating-point addition is
+     * not associative; OpenMP's reduction order follows the thread count)
+     * and on the GPU (harness/stats_cuda.cu). */
 #pragma omp parallel
     {
     adm_fpenv fe;
@@ -249,10 +164,10 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
         for (int64_t bk = st * nb / ns; bk < (st + 1) * nb / ns; bk++) {
             /* the block's sums and maxima in locals, in element order as
              * in memory (no aliasing with the group sums to fear) */
-            double er2 = 0, ec2 = 0, q2 = 0, ur2 = 0, uc2 = 0, uq2 = 0, mr = 0, mc = 0, mq = 0, umr = 0, umc = 0,
-                   umq = 0, nontriv = 0, *M = mg + bk * MG_NS;
+            adm_se_mag m;
             int64_t *H = ph + bk * HIST_BLOCK;
-            for (int64_t row = bk * RB; row < R && row < (bk + 1) * RB; row++) {
+            memset(&m, 0, sizeof m);
+            for (int64_t row = bk * ADM_SE_RB; row < R && row < (bk + 1) * ADM_SE_RB; row++) {
                 double rr = 0, floor_ = 0, g[RAW_NS];
                 memcpy(g, rows + row * RAW_NS, sizeof g);
                 for (int64_t j = 0; j < N && !cnd; j++) {
@@ -262,57 +177,37 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
                 if (!cnd) floor_ = sqrt(rr / (double)N);
                 for (int64_t j = 0; j < N; j++) {
                     int64_t i = row * N + j;
-                    double r = adm_h_at(rd, i), c = adm_h_at(cd, i), er, ec, q, u, eu, cu, qu, oi = o[i];
-                    if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) continue;
-                    er = r - oi;
-                    ec = c - oi;
-                    q = adm_h_round(fmt, oi) - oi;
-                    if (cnd) /* a non-finite scale (an overflowed sum of |terms|): the element's own */
-                        u = 1.0 / adm_h_ulp(fmt, isfinite(cnd[i]) ? max2(fabs(oi), cnd[i]) : fabs(oi));
-                    else
-                        u = 1.0 / adm_h_ulp(fmt, max2(fabs(oi), fmin(floor_, colrms[j]) / 4)); /* a power of two */
-                    eu = er * u;
-                    cu = ec * u;
-                    qu = q * u;
-                    er2 += er * er;
-                    ec2 += ec * ec;
-                    q2 += q * q;
-                    ur2 += eu * eu;
-                    uc2 += cu * cu;
-                    uq2 += qu * qu;
-                    mr = max2(mr, fabs(er));
-                    mc = max2(mc, fabs(ec));
-                    mq = max2(mq, fabs(q));
-                    umr = max2(umr, fabs(eu));
-                    umc = max2(umc, fabs(cu));
-                    umq = max2(umq, fabs(qu));
-                    /* trivial: every term the element is computed from is zero */
-                    nontriv += cnd ? (cnd[i] != 0) : (oi != 0);
-                    H[hist_bin(eu)]++;
-                    H[ADM_HIST_BINS + hist_bin(cu)]++;
-                    H[2 * ADM_HIST_BINS + hist_log_bin(eu)]++;
-                    H[2 * ADM_HIST_BINS + ADM_HIST_LOG_BINS + hist_log_bin(cu)]++;
-                    raw_add2(g, C + j * RAW_NS, oi, u, c - r, er, ec);
+                    double r = adm_h_at(rd, i), c = adm_h_at(cd, i), oi = o[i];
+                    adm_se_elem e;
+                    int slot[4];
+                    if (!adm_se_measure(fmt, oi, r, c, cnd != NULL, cnd ? cnd[i] : 0, floor_, cnd ? 0 : colrms[j],
+                                        &e))
+                        continue;
+                    adm_se_mag_add(&m, &e, adm_se_nontrivial(cnd != NULL, oi, cnd ? cnd[i] : 0));
+                    adm_se_hist_slots(&e, slot);
+                    for (int k = 0; k < 4; k++) H[slot[k]]++;
+                    raw_add2(g, C + j * RAW_NS, oi, e.u, c - r, e.er, e.ec);
                 }
                 memcpy(rows + row * RAW_NS, g, sizeof g);
             }
-            M[MG_ER2] = er2;
-            M[MG_EC2] = ec2;
-            M[MG_Q2] = q2;
-            M[MG_UR2] = ur2;
-            M[MG_UC2] = uc2;
-            M[MG_UQ2] = uq2;
-            M[MG_MAXR] = mr;
-            M[MG_MAXC] = mc;
-            M[MG_MAXQ] = mq;
-            M[MG_UMAXR] = umr;
-            M[MG_UMAXC] = umc;
-            M[MG_UMAXQ] = umq;
-            M[MG_NONTRIV] = nontriv;
+            adm_se_mag_store(&m, mg + bk * MG_NS);
         }
     }
     adm_fpenv_leave(&fe);
     }
+    free(colrms);
+    return ADM_OK;
+}
+
+void adm_h_stats_finish(adm_h_stats_raw *s, adm_dtype fmt, int has_cnd, adm_verdict *v)
+{
+    int64_t R = s->R, N = s->N, nb = s->nb, ns = s->ns;
+    double *rows = s->rows, *chans = s->chans, *mg = s->mg;
+    const int64_t *ph = s->ph;
+    double tot[RAW_NS] = {0}, m[MG_NS] = {0}, D, Du, invD, invDu, uw = unit_roundoff(fmt);
+    adm_evidence *ev = &v->ev;
+    memset(ev, 0, sizeof *ev);
+    v->ulp_gated = has_cnd;
     /* the stripes' channel sums, in stripe order, into the first */
     for (int64_t st = 1; st < ns; st++)
         for (int64_t t = 0; t < N * RAW_NS; t++) chans[t] += chans[st * N * RAW_NS + t];
@@ -397,12 +292,19 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
             }
         }
     }
-    free(rows);
-    free(chans);
-    free(mg);
-    free(ph);
-    free(colrms);
-    return ADM_OK;
+}
+
+adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd,
+                                 adm_verdict *v)
+{
+    int64_t n = adm_tensor_numel(in->oracle);
+    int64_t N = in->oracle->ndim ? in->oracle->shape[in->oracle->ndim - 1] : 1, R = N ? n / N : 0;
+    adm_h_stats_raw s;
+    adm_status st;
+    ADM_TRY(adm_h_stats_alloc(&s, R, N));
+    if ((st = adm_h_measure_raw(in, rd, cd, &s)) == ADM_OK) adm_h_stats_finish(&s, in->ref->dtype, in->cond != NULL, v);
+    adm_h_stats_free(&s);
+    return st;
 }
 
 #ifdef ADM_MUTATION

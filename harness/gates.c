@@ -443,7 +443,7 @@ ADM_FPENV_BODY
 static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
 {
     adm_gate_config d;
-    double scale, maxb = 0;
+    double scale, maxb = 0, t0, t1 = 0;
     adm_h_reader rd, cd;
     int64_t n;
     char a[160], b[160];
@@ -492,7 +492,16 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
     }
     rd = adm_h_reader_of(in->ref);
     cd = adm_h_reader_of(in->cand);
-    if ((st = adm_h_measure_numeric(in, &rd, &cd, v)) != ADM_OK) goto error;
+    t0 = in->seconds ? adm_h_now() : 0;
+    if (adm_h_stats_dev_serves(in->stats_dev, in))
+        st = adm_h_measure_numeric_dev(in->stats_dev, in, v);
+    else
+        st = adm_h_measure_numeric(in, &rd, &cd, v);
+    if (in->seconds) {
+        t1 = adm_h_now();
+        in->seconds[0] += t1 - t0;
+    }
+    if (st != ADM_OK) goto error;
     scale = v->rms_expected;
     if (in->oracle_certified && scale > 0 && maxb > cfg->sharpness * scale)
         return ADM_FAIL(ADM_ERR_RANGE, "judge: the oracle's max bound %.3g is above %.2g of the reference error "
@@ -504,6 +513,7 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
     gate_static(in, v);
     gate_exact(in, v);
     adm_h_decide_tier(v);
+    if (in->seconds) in->seconds[1] += adm_h_now() - t1;
     return ADM_OK;
 error:
     /* no verdict: a caller that ignores the status still admits nothing */

@@ -20,6 +20,8 @@ int adm_h_injected(void);
 #include <math.h>
 #include <string.h>
 
+#include "stat_elem.h"
+
 /* Mutation testing (tests/mutation.sh): in a build of the gates made for
  * it (ADM_MUTATION, the admit_mutant library of the test tree, never
  * libadmit), ADM_MUTANT("mean") is 1 when the environment's ADM_MUTANT
@@ -69,36 +71,43 @@ static inline double adm_h_at(const adm_h_reader *r, int64_t i)
     return adm_tensor_get(r->t, i);
 }
 
-/* x rounded to nearest even in dt and dt's ulp at x, fast for bf16 and
- * fp16 in their normal range (bit arithmetic on the double: the rounding
- * increment carries into the exponent as IEEE requires), the generic
- * encoder elsewhere. Equal to adm_format_round / adm_format_ulp. */
+/* x rounded to nearest even in dt (saturating) and dt's ulp at x: equal
+ * to adm_format_round(dt, x, ADM_RNE, ADM_CVT_SATFINITE) and
+ * adm_format_ulp, fast for bf16 and fp16 in their normal range
+ * (harness/stat_elem.h, shared with the GPU). */
 static inline double adm_h_round(adm_dtype dt, double x)
 {
-    int man = dt == ADM_BF16 ? 7 : dt == ADM_FP16 ? 10 : -1;
-    double lo = dt == ADM_BF16 ? 0x1p-126 : 0x1p-14, hi = dt == ADM_BF16 ? 0x1p127 : 32768.0;
-    if (man > 0 && fabs(x) >= lo && fabs(x) < hi) {
-        uint64_t b = adm_f64_bits(x);
-        int sh = 52 - man;
-        b += ((1ull << (sh - 1)) - 1) + ((b >> sh) & 1);
-        b &= ~((1ull << sh) - 1);
-        return adm_f64_from_bits(b);
-    }
-    return adm_format_round(dt, x, ADM_RNE, ADM_CVT_SATFINITE);
+    return isfinite(x) ? adm_se_round(dt, x) : adm_format_round(dt, x, ADM_RNE, ADM_CVT_SATFINITE);
 }
 
-static inline double adm_h_ulp(adm_dtype dt, double x)
-{
-    int man = dt == ADM_BF16 ? 7 : dt == ADM_FP16 ? 10 : -1;
-    double lo = dt == ADM_BF16 ? 0x1p-126 : 0x1p-14, hi = dt == ADM_BF16 ? 0x1p127 : 32768.0;
-    if (man > 0 && fabs(x) >= lo && fabs(x) < hi)
-        return adm_f64_from_bits(((adm_f64_bits(x) >> 52 & 0x7ff) - (uint64_t)man) << 52);
-    return adm_format_ulp(dt, x);
-}
+static inline double adm_h_ulp(adm_dtype dt, double x) { return adm_se_ulp(dt, x); }
 
 /* The axis adm_harness_probe_inputs cuts a first input of this shape
  * along, or -1 (the budget model counts the probes with it). */
 int adm_h_probe_axis(const adm_op *op, const adm_op_params *p, int ndim, const int64_t *shape);
+
+/* The raw sums of gates 1 and 2 over one output of R rows x N channels
+ * (harness/stat_elem.h's layout): R x RAW_NS per row, ns stripes of
+ * N x RAW_NS per channel, nb blocks of MG_NS magnitude numbers and
+ * HIST_BLOCK histogram counts. Filled on the CPU (adm_h_measure_numeric)
+ * or on the GPU (adm_h_measure_numeric_dev), finished by the same code. */
+typedef struct adm_h_stats_raw {
+    int64_t R, N, ns, nb;
+    double *rows, *chans, *mg;
+    int64_t *ph;
+} adm_h_stats_raw;
+
+/* Zeroed arrays for the shape (ADM_ERR_NOMEM, nothing held, when short). */
+adm_status adm_h_stats_alloc(adm_h_stats_raw *s, int64_t R, int64_t N);
+void adm_h_stats_free(adm_h_stats_raw *s);
+/* The raw sums of in on the CPU into s (allocated for its shape). */
+adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd,
+                             adm_h_stats_raw *s);
+/* From the raw sums to v->ev, the absolute numbers and the histograms of
+ * the verdict (merges the stripes into the first, in stripe order). fmt:
+ * the reference's format; has_cnd: the ulps were taken at the oracle's
+ * condition scale. */
+void adm_h_stats_finish(adm_h_stats_raw *s, adm_dtype fmt, int has_cnd, adm_verdict *v);
 
 /* Gates 1 and 2 and the evidence gate of one capture (harness/evidence.c):
  * one pass over the output (per-row and per-channel sums together) fills
@@ -107,6 +116,24 @@ int adm_h_probe_axis(const adm_op *op, const adm_op_params *p, int ndim, const i
 adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd,
                                  adm_verdict *v);
 void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg);
+
+/* The same sums on the GPU (harness/stats_dev.c, harness/stats_cuda.cu):
+ * open uploads the oracle (dense fp64), its condition scale (NULL: none)
+ * and the reference once; ADM_ERR_UNSUPPORTED for a reference other than
+ * contiguous bf16, fp16, fp32 or fp64, ADM_ERR_NO_DEVICE without a GPU.
+ * serves: whether in (its oracle, scale, reference and candidate) can be
+ * measured there. */
+typedef struct adm_h_stats_dev adm_h_stats_dev;
+/* Seconds on the monotonic clock, for the reports' phase timings. */
+double adm_h_now(void);
+adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
+                                adm_h_stats_dev **out);
+void adm_h_stats_dev_free(adm_h_stats_dev *d);
+int adm_h_stats_dev_serves(const adm_h_stats_dev *d, const adm_judge_input *in);
+adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v);
+/* The raw sums of in on the GPU into s (allocated for its shape; in
+ * served by d). */
+adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, adm_h_stats_raw *s);
 /* Gate 5's decision from the counts in v->ev (declared: the reader is). */
 void adm_h_decide_flip(adm_verdict *v, const adm_gate_config *cfg);
 /* The tier from the gates' outcomes. */

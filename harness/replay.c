@@ -3,6 +3,7 @@
 #include "adm_fpenv.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
+#include "harness_internal.h"
 
 #include <stdlib.h>
 
@@ -31,6 +32,8 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
     int ns = adm_capture_special_count(c), nc = adm_capture_candidate_count(c);
     adm_status st = ADM_OK;
     adm_gate_config gd;
+    adm_h_stats_dev *sdev = NULL;
+    double t0 = adm_h_now();
 
     memset(out, 0, sizeof *out);
     memset(&orc, 0, sizeof orc);
@@ -71,6 +74,20 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
         ob = &zero_bound;
         out->certified = 0;
     }
+    out->seconds[0] = adm_h_now() - t0;
+    /* --device cuda: the oracle, its scale and the reference go up once
+     * for every candidate; a reference the GPU path does not read (fp8, a
+     * view) keeps the statistics on the CPU, and so does a build or a
+     * machine without a GPU where the oracle ran on the CPU */
+    if (ocfg && ocfg->use_gpu && adm_tensor_numel(ov) > 0) {
+        st = adm_h_stats_dev_open(ov, oc, ref, &sdev);
+        if (st == ADM_ERR_UNSUPPORTED || st == ADM_ERR_NO_DEVICE) {
+            adm_error_clear();
+            st = ADM_OK;
+        } else if (st != ADM_OK) {
+            goto fail_prefix;
+        }
+    }
     out->names = calloc((size_t)nc, sizeof *out->names);
     out->verdicts = calloc((size_t)nc, sizeof *out->verdicts);
     so = calloc((size_t)(ns ? ns : 1), sizeof *so);
@@ -106,9 +123,12 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
         in.special = so;
         in.n_special = ns;
         in.n_views = -1;
+        in.stats_dev = sdev;
+        in.seconds = out->seconds + 1;
         if (!(out->names[k] = malloc(strlen(cand.name) + 1))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
         strcpy(out->names[k], cand.name);
         out->n = k + 1;
+        out->stats_device += adm_h_stats_dev_serves(sdev, &in);
         if ((st = adm_judge(&in, gcfg, &out->verdicts[k])) != ADM_OK) {
             adm_error_prefix("%s: candidate '%s': ", path, cand.name);
             goto done;
@@ -116,6 +136,7 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
     }
 done:
     free(so);
+    adm_h_stats_dev_free(sdev);
     adm_oracle_result_free(&orc);
     adm_oracle_free(o);
     adm_tensor_free(&zero_bound);

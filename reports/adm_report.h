@@ -70,6 +70,11 @@ ADM_API adm_status adm_report_add(adm_report *r, const char *source, const char 
  * most 16. Date (SOURCE_DATE_EPOCH when set, else now), commit (ADMIT_COMMIT,
  * else the build's git describe) and host are added by the writers. */
 ADM_API adm_status adm_report_set_context(adm_report *r, const char *key, const char *value);
+/* Wall time of a phase of the run in seconds ("read", "oracle",
+ * "statistics", "other_gates"), in the JSON report's "timings" object (in
+ * the order first set; absent when none was set); a phase set again adds
+ * up. At most 8 phases; a name of at most 31 characters. */
+ADM_API adm_status adm_report_add_timing(adm_report *r, const char *phase, double seconds);
 /* A row for what could not be measured, with the reason; the run goes on
  * with the next entry, and the reports say "error" for this one. */
 ADM_API adm_status adm_report_add_error(adm_report *r, const char *source, const char *op, const char *candidate,

@@ -156,6 +156,25 @@ adm_status adm_report_set_context(adm_report *r, const char *key, const char *va
     return ADM_OK;
 }
 
+adm_status adm_report_add_timing(adm_report *r, const char *phase, double seconds)
+{
+    int i;
+    if (strlen(phase) >= sizeof r->timing_key[0])
+        return ADM_FAIL(ADM_ERR_INVALID, "report: a timing's name of at most %d characters",
+                        (int)sizeof r->timing_key[0] - 1);
+    for (i = 0; i < r->ntiming; i++)
+        if (!strcmp(r->timing_key[i], phase)) break;
+    if (i == (int)(sizeof r->timing_s / sizeof r->timing_s[0]))
+        return ADM_FAIL(ADM_ERR_INVALID, "report: at most %d timings", i);
+    if (i == r->ntiming) {
+        strcpy(r->timing_key[i], phase);
+        r->timing_s[i] = 0;
+        r->ntiming++;
+    }
+    r->timing_s[i] += seconds;
+    return ADM_OK;
+}
+
 /* The run's date: SOURCE_DATE_EPOCH when set (reproducible builds'
  * convention, so a test can fix it), else now; ISO 8601, UTC. */
 static void run_date(char *buf, size_t n)
@@ -714,6 +733,11 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
         adm_report_run_context(r, &nk, keys, vals, date, host);
         for (int i = 0; i < nk; i++) json_object_set_new(run, keys[i], jstr(vals[i]));
         json_object_set_new(root, "run", run);
+    }
+    if (r->ntiming) {
+        json_t *t = json_object();
+        for (int i = 0; i < r->ntiming; i++) json_object_set_new(t, r->timing_key[i], json_real(r->timing_s[i]));
+        json_object_set_new(root, "timings", t);
     }
     {
         adm_report_summary sm;

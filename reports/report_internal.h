@@ -10,6 +10,9 @@
 struct adm_report {
     char *ctx_key[ADM_REPORT_MAX_CONTEXT], *ctx_val[ADM_REPORT_MAX_CONTEXT];
     int nctx;
+    char timing_key[8][32];
+    double timing_s[8];
+    int ntiming;
     int strict;
     const char *source_label, *claim_label;
     char *title;

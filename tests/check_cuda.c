@@ -19,6 +19,7 @@
 #include "adm_candidates.h"
 #include "adm_harness.h"
 #include "adm_libm.h"
+#include "harness_internal.h"
 
 #include <check.h>
 #include <dlfcn.h>
@@ -826,6 +827,99 @@ static int driver_present(void)
     return h != NULL;
 }
 
+/* Stats: gates 1 and 2's raw sums (harness/stat_elem.h) on the GPU are
+ * the CPU's bits, every one (memcmp): bf16, fp16 and fp32 outputs (and a
+ * candidate in another format than the reference), with and without a
+ * condition scale, NaN, Inf and zero elements, magnitudes in the formats'
+ * subnormal and saturating ranges, a 1-row and a 1-column output, and
+ * stripes of more than one block of rows. */
+typedef struct stats_shape { int64_t R, N; adm_dtype ref_dt, cand_dt; int cond; } stats_shape;
+static const stats_shape stats_shapes[] = {
+    {200, 67, ADM_BF16, ADM_BF16, 1}, {200, 67, ADM_BF16, ADM_BF16, 0}, {130, 300, ADM_FP16, ADM_FP16, 1},
+    {130, 300, ADM_FP16, ADM_FP16, 0}, {70, 129, ADM_FP32, ADM_FP32, 1}, {70, 129, ADM_FP32, ADM_FP32, 0},
+    {1, 513, ADM_BF16, ADM_FP32, 1},   {257, 1, ADM_FP16, ADM_BF16, 0}, {4200, 8, ADM_BF16, ADM_BF16, 1},
+};
+
+static uint64_t stats_rng(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+static double stats_unit(uint64_t *s) { return (double)stats_rng(s) * 0x1p-53; }
+
+START_TEST(test_stats)
+{
+    const stats_shape *sh = &stats_shapes[_i];
+    int64_t R = sh->R, N = sh->N, n = R * N, shape[2] = {R, N};
+    adm_tensor o, bnd, cnd, ref, cand;
+    adm_h_stats_raw cpu, gpu;
+    adm_h_stats_dev *dev = NULL;
+    adm_judge_input in;
+    adm_h_reader rd, cd;
+    uint64_t seed = 0x5eed0000u + (uint64_t)_i;
+    ck_assert_int_eq(adm_tensor_alloc(&o, ADM_FP64, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&bnd, ADM_FP64, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&cnd, ADM_FP64, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&ref, sh->ref_dt, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&cand, sh->cand_dt, 2, shape), ADM_OK);
+    for (int64_t i = 0; i < n; i++) {
+        double *ov = o.data, *cv = cnd.data, x, r, c;
+        uint64_t bits, k = stats_rng(&seed) % 64;
+        /* magnitudes over the formats' ranges: mostly ordinary, some tiny
+         * (fp16's and bf16's subnormals), some near fp16's top */
+        double mag = k < 3 ? ldexp(1.0, -20 - (int)(stats_rng(&seed) % 120)) : k < 5 ? 60000 + 10000 * stats_unit(&seed)
+                                                                             : ldexp(1.0, (int)(stats_rng(&seed) % 12) - 6);
+        x = (stats_unit(&seed) - 0.5) * 2 * mag;
+        if (k == 5) x = 0;
+        r = x * (1 + 0x1p-9 * (stats_unit(&seed) - 0.5));
+        c = x * (1 + 0x1p-8 * (stats_unit(&seed) - 0.4)); /* a lean */
+        if (k == 6) r = NAN;
+        if (k == 7) c = INFINITY;
+        if (k == 8 && sh->cond) x = NAN; /* a non-finite oracle value (the scale-less RMS skips it too) */
+        ov[i] = x;
+        cv[i] = k == 9 ? INFINITY : k == 10 ? 0.0 : fabs(x) * (1 + 4 * stats_unit(&seed));
+        ck_assert_int_eq(adm_format_encode(sh->ref_dt, r, ADM_RNE, 0, &bits), ADM_OK);
+        adm_tensor_set_bits(&ref, i, bits);
+        ck_assert_int_eq(adm_format_encode(sh->cand_dt, c, ADM_RNE, 0, &bits), ADM_OK);
+        adm_tensor_set_bits(&cand, i, bits);
+    }
+    memset(&in, 0, sizeof in);
+    in.oracle = &o;
+    in.bound = &bnd;
+    in.cond = sh->cond ? &cnd : NULL;
+    in.ref = &ref;
+    in.cand = &cand;
+    rd = adm_h_reader_of(&ref);
+    cd = adm_h_reader_of(&cand);
+    ck_assert_int_eq(adm_h_stats_alloc(&cpu, R, N), ADM_OK);
+    ck_assert_int_eq(adm_h_stats_alloc(&gpu, R, N), ADM_OK);
+    ck_assert_int_eq(adm_h_measure_raw(&in, &rd, &cd, &cpu), ADM_OK);
+    ck_assert_msg(adm_h_stats_dev_open(&o, in.cond, &ref, &dev) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(adm_h_stats_dev_serves(dev, &in), "the GPU does not take this output");
+    ck_assert_msg(adm_h_stats_dev_raw(dev, &in, &gpu) == ADM_OK, "%s", adm_error_message());
+    printf("stats %lldx%lld %s/%s %s: %lld stripes, %lld blocks, %.0f elements judged\n", (long long)R,
+           (long long)N, adm_dtype_name(sh->ref_dt), adm_dtype_name(sh->cand_dt), sh->cond ? "scale" : "no scale",
+           (long long)cpu.ns, (long long)cpu.nb, cpu.mg[MG_NONTRIV]);
+    ck_assert_int_eq(gpu.ns, cpu.ns);
+    ck_assert_msg(!memcmp(cpu.rows, gpu.rows, sizeof(double) * (size_t)(R * RAW_NS)), "row sums differ");
+    ck_assert_msg(!memcmp(cpu.chans, gpu.chans, sizeof(double) * (size_t)(cpu.ns * N * RAW_NS)),
+                  "channel sums differ");
+    ck_assert_msg(!memcmp(cpu.mg, gpu.mg, sizeof(double) * (size_t)(cpu.nb * MG_NS)), "block magnitudes differ");
+    ck_assert_msg(!memcmp(cpu.ph, gpu.ph, sizeof(int64_t) * (size_t)(cpu.nb * HIST_BLOCK)), "histograms differ");
+    /* the sums are not all zero: the comparison compared something */
+    ck_assert(cpu.rows[RAW_N] > 0 || cpu.rows[RAW_NS + RAW_N] > 0 || R == 1);
+    adm_h_stats_dev_free(dev);
+    adm_h_stats_free(&cpu);
+    adm_h_stats_free(&gpu);
+    adm_tensor_free(&o);
+    adm_tensor_free(&bnd);
+    adm_tensor_free(&cnd);
+    adm_tensor_free(&ref);
+    adm_tensor_free(&cand);
+}
+END_TEST
+
 START_TEST(test_module)
 {
     const char *env = getenv("ADM_CUDA_MODULE");
@@ -911,6 +1005,10 @@ int main(void)
     tc = tcase_create("Libm");
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_libm, 0, 4);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Stats");
+    tcase_set_timeout(tc, 600);
+    tcase_add_loop_test(tc, test_stats, 0, (int)(sizeof stats_shapes / sizeof stats_shapes[0]));
     suite_add_tcase(s, tc);
     tc = tcase_create("Twins");
     tcase_set_timeout(tc, 600);

@@ -2105,6 +2105,42 @@ START_TEST(test_tiers_and_config)
 }
 END_TEST
 
+/* StatElem: the element's rounding and ulp of harness/stat_elem.h (the
+ * definition the GPU shares) are core/format.c's for every format, bit for
+ * bit: finite doubles over every binade of every format (subnormal,
+ * normal, beyond max finite), ties and signed zeros. */
+START_TEST(test_stat_elem_format)
+{
+    static const adm_dtype dts[] = {ADM_BF16, ADM_FP16, ADM_FP32, ADM_FP64, ADM_E4M3, ADM_E5M2, ADM_E2M1};
+    uint64_t s = 0x243f6a8885a308d3ull, bad = 0, n = 0;
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (int k = 0; k < 200000; k++) {
+            double x, want, got;
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            /* a random significand at exponents -160 .. 160, every 7th a tie,
+             * a few zeros */
+            x = ldexp((double)(s >> 11) * 0x1p-53 + 0.5, (int)((s >> 3) % 321) - 160);
+            if (k % 7 == 0) { /* a tie: man + 2 significant bits, the last set */
+                int man = adm_format_get(dts[d])->man_bits, e;
+                (void)frexp(x, &e);
+                x = ldexp(floor(ldexp(x, man + 1 - e)) + 0.5, e - man - 1);
+            }
+            if (k % 1000 == 1) x = 0;
+            if (s & 1) x = -x;
+            n++;
+            want = adm_format_round(dts[d], x, ADM_RNE, ADM_CVT_SATFINITE);
+            got = adm_h_round(dts[d], x);
+            if (memcmp(&want, &got, sizeof want) && bad++ < 5)
+                fprintf(stderr, "round %s %a: format %a, stat_elem %a\n", adm_dtype_name(dts[d]), x, want, got);
+            want = adm_format_ulp(dts[d], x);
+            got = adm_h_ulp(dts[d], x);
+            if (memcmp(&want, &got, sizeof want) && bad++ < 5)
+                fprintf(stderr, "ulp %s %a: format %a, stat_elem %a\n", adm_dtype_name(dts[d]), x, want, got);
+        }
+    ck_assert_msg(bad == 0, "%llu of %llu differ", (unsigned long long)bad, (unsigned long long)n);
+}
+END_TEST
+
 static Suite *harness_suite(void)
 {
     Suite *s = suite_create("harness");
@@ -2149,6 +2185,9 @@ static Suite *harness_suite(void)
     tc = tcase_create("FalseAlarms");
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_false_alarms);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("StatElem");
+    tcase_add_test(tc, test_stat_elem_format);
     suite_add_tcase(s, tc);
     tc = tcase_create("FpEnv");
     tcase_set_timeout(tc, 300);

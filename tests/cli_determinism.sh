@@ -13,6 +13,11 @@ for t in 1 2 3; do
         --html "$work/h$t" > "$work/t$t.txt" 2>&1
     OMP_NUM_THREADS=$t "$admit" replay "$src"/captures/data/*.h5 --json "$work/r$t.json" > "$work/r$t.txt" 2>&1
 done
+# the phases' wall times are the one part of a report that may differ
+for t in 1 2 3; do
+    /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); r.pop("timings")
+json.dump(r, open(sys.argv[1], "w"), indent=2)' "$work/r$t.json" || { echo "FAIL: r$t.json has no timings"; fails=$((fails + 1)); }
+done
 for t in 2 3; do
     fs="r$t.json r$t.txt"
     [ $t = 3 ] || fs="$fs t$t.json t$t.xml t$t.txt h$t/index.html"

@@ -127,6 +127,13 @@ checks=$((checks + 1))
 expect 0 "fused_epilogue         -         lossless" -- "$admit" replay "$g" --device cpu --json "$work/dev.json"
 /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); d=r["run"]["device"]; assert d=="oracle and gates: the CPU", d' \
     "$work/dev.json" || { echo "FAIL: the report does not say where the oracle ran"; fails=$((fails + 1)); }
+# the phases' wall times (issue 17): read, oracle, statistics, other gates
+/usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["timings"]
+assert list(t) == ["read", "oracle", "statistics", "other_gates"], t
+assert all(isinstance(x, float) and x >= 0 for x in t.values()), t
+assert t["statistics"] > 0 and t["read"] > 0, t' "$work/dev.json" ||
+    { echo "FAIL: the report has no phase timings"; fails=$((fails + 1)); }
+checks=$((checks + 1))
 expect 2 "--device: expected cpu or cuda, got 'gpu'" -- "$admit" replay "$g" --device gpu
 if ! "$admit" version 2>&1 | grep -q 'device .*(sm_'; then
     expect 2 "replay --device cuda: " "(--device cpu runs the oracle on the CPU)" -- \

@@ -1,0 +1,312 @@
+/* The per-element updates of gates 1 and 2's statistics, written once for
+ * the CPU (harness/evidence.c) and the GPU (harness/stats_cuda.cu): the
+ * element's error, rounding and ulp at its condition scale, the skip rule,
+ * the raw sums of the bias tests, the magnitude sums and maxima and the
+ * histogram bins. Both paths run these functions in the same order over
+ * the same partition (rows, stripes of row blocks, blocks: the shape's
+ * alone), so their raw sums are the same bits; adm_h_stats_finish turns
+ * them into the verdict's numbers. Every operation rounds once: the C code
+ * is built with -ffp-contract=off, the CUDA code with -fmad=false. */
+#ifndef ADM_STAT_ELEM_H
+#define ADM_STAT_ELEM_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "adm_core.h"
+#include "adm_harness.h"
+
+#ifdef __CUDACC__
+#define ADM_SE_FN static inline __host__ __device__
+#define ADM_SE_RESTRICT __restrict__
+#else
+#define ADM_SE_FN static inline
+#define ADM_SE_RESTRICT restrict
+#endif
+
+/* The raw sums of a group of elements (a row, a channel, the output), in
+ * output units: count, sum of o, of |o|, of o^2, of (o u)^2, then for each
+ * series (d = c - r, e_r, e_c) and kind (weight w = 1, sign(o), o u^2) the
+ * sums of w x and (w x)^2. u is the element's inverse ulp at its
+ * condition scale (gate 1's): the gain is the weighted least-squares slope
+ * of the error on o with weights 1 / ulp^2, since a rounding error's
+ * spread follows the element's ulp (bf16 errors grow with |o|). Unweighted,
+ * the few outlier-channel elements that dominate sum o^2 decide the slope
+ * and its noise (a robust standard error 2.3-2.6x the homoscedastic one
+ * on RMSNorm, issue 16); weighted, every element counts in proportion to
+ * its precision, and the slope estimated is the same gain. */
+enum { RAW_N, RAW_O, RAW_AO, RAW_O2, RAW_OU2, RAW_SER, RAW_NS = RAW_SER + 3 * 2 * ADM_BIAS_KINDS };
+enum { SER_D, SER_R, SER_C };
+
+/* Per block of ADM_SE_RB rows: the magnitude sums, maxima and the count of
+ * non-trivial elements (MG_*), and the histograms (HIST_BLOCK counts:
+ * linear and by octave, reference then candidate). */
+enum { MG_ER2, MG_EC2, MG_Q2, MG_UR2, MG_UC2, MG_UQ2, MG_MAXR, MG_MAXC, MG_MAXQ, MG_UMAXR, MG_UMAXC, MG_UMAXQ,
+       MG_NONTRIV, MG_NS };
+#define HIST_BLOCK (2 * ADM_HIST_BINS + 2 * ADM_HIST_LOG_BINS)
+#define ADM_SE_RB 64
+
+/* The channel sums are kept per stripe of row blocks (a partition of the
+ * rows that depends on the shape alone, never on the thread count or the
+ * device) and merged in stripe order; the stripes' partial sums take at
+ * most this much memory beside the per-row sums. Stripe st holds blocks
+ * [st nb / ns, (st + 1) nb / ns). */
+#define CHAN_STRIPE_BYTES ((double)(64 << 20))
+#define CHAN_STRIPES_MAX 64
+
+ADM_SE_FN int64_t adm_se_stripes(int64_t N, int64_t nb)
+{
+    int64_t ns = (int64_t)(CHAN_STRIPE_BYTES / (8.0 * RAW_NS * (double)(N > 0 ? N : 1)));
+    if (ns > CHAN_STRIPES_MAX) ns = CHAN_STRIPES_MAX;
+    if (ns > nb) ns = nb;
+    if (ns < 1) ns = 1;
+    return ns;
+}
+
+ADM_SE_FN uint64_t adm_se_bits(double x)
+{
+#ifdef __CUDA_ARCH__
+    return (uint64_t)__double_as_longlong(x);
+#else
+    uint64_t u;
+    memcpy(&u, &x, 8);
+    return u;
+#endif
+}
+
+ADM_SE_FN double adm_se_from_bits(uint64_t u)
+{
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double((long long)u);
+#else
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+#endif
+}
+
+/* fmax of two numbers neither of which is NaN, inline (libm's fmax is a
+ * call; here both are finite magnitudes) */
+ADM_SE_FN double adm_se_max2(double a, double b) { return a > b ? a : b; }
+
+/* An output format's binades (core/format.c's table: man_bits, emin, emax,
+ * max finite, smallest subnormal), for the element's rounding and ulp. */
+typedef struct adm_se_fmt { int man, emin, emax; double maxf, minsub; } adm_se_fmt;
+
+ADM_SE_FN adm_se_fmt adm_se_fmt_of(adm_dtype dt)
+{
+    adm_se_fmt f;
+    switch (dt) {
+    case ADM_BF16: f.man = 7; f.emin = -126; f.emax = 127; f.maxf = 0x1.fep127; f.minsub = 0x1p-133; break;
+    case ADM_FP16: f.man = 10; f.emin = -14; f.emax = 15; f.maxf = 65504.0; f.minsub = 0x1p-24; break;
+    case ADM_FP32: f.man = 23; f.emin = -126; f.emax = 127; f.maxf = 0x1.fffffep127; f.minsub = 0x1p-149; break;
+    case ADM_E4M3: f.man = 3; f.emin = -6; f.emax = 8; f.maxf = 448.0; f.minsub = 0x1p-9; break;
+    case ADM_E5M2: f.man = 2; f.emin = -14; f.emax = 15; f.maxf = 57344.0; f.minsub = 0x1p-16; break;
+    case ADM_E2M1: f.man = 1; f.emin = 0; f.emax = 2; f.maxf = 6.0; f.minsub = 0.5; break;
+    case ADM_FP64:
+    default: f.man = 52; f.emin = -1022; f.emax = 1023; f.maxf = 0x1.fffffffffffffp1023; f.minsub = 0x1p-1074; break;
+    }
+    return f;
+}
+
+/* Finite x rounded to nearest even in the format, saturating at its max
+ * finite: adm_format_round(dt, x, ADM_RNE, ADM_CVT_SATFINITE) for finite x
+ * (tests/check_harness.c compares them). bf16 and fp16 in their normal
+ * range by bit arithmetic on the double (the rounding increment carries
+ * into the exponent as IEEE requires); elsewhere x is scaled by a power of
+ * two (exact) into units of the binade's quantum and rounded there. */
+ADM_SE_FN double adm_se_round(adm_dtype dt, double x)
+{
+    adm_se_fmt f;
+    double a = fabs(x), q, n, fl, frac, r;
+    int e2, man = dt == ADM_BF16 ? 7 : dt == ADM_FP16 ? 10 : -1;
+    double lo = dt == ADM_BF16 ? 0x1p-126 : 0x1p-14, hi = dt == ADM_BF16 ? 0x1p127 : 32768.0;
+    if (man > 0 && a >= lo && a < hi) {
+        uint64_t b = adm_se_bits(x);
+        int sh = 52 - man;
+        b += ((1ull << (sh - 1)) - 1) + ((b >> sh) & 1);
+        b &= ~((1ull << sh) - 1);
+        return adm_se_from_bits(b);
+    }
+    if (dt == ADM_FP64) return x;
+    f = adm_se_fmt_of(dt);
+    (void)frexp(a, &e2);
+    e2 -= 1;
+    if (e2 < f.emin) e2 = f.emin; /* gradual underflow: a fixed quantum */
+    q = ldexp(1.0, e2 - f.man);
+    n = a / q;
+    fl = floor(n);
+    frac = n - fl;
+    r = (frac > 0.5 || (frac == 0.5 && fmod(fl, 2.0) != 0.0)) ? fl + 1 : fl;
+    r *= q;
+    if (r > f.maxf) r = f.maxf;
+    return x < 0 || (x == 0 && signbit(x)) ? -r : r;
+}
+
+/* dt's ulp at x: adm_format_ulp (2^(max(floor(log2|x|), emin) - man),
+ * the top binade's beyond it, the smallest subnormal at 0, NaN for a
+ * non-finite x); bf16 and fp16 in their normal range from the exponent
+ * bits. */
+ADM_SE_FN double adm_se_ulp(adm_dtype dt, double x)
+{
+    adm_se_fmt f;
+    int e2, man = dt == ADM_BF16 ? 7 : dt == ADM_FP16 ? 10 : -1;
+    double lo = dt == ADM_BF16 ? 0x1p-126 : 0x1p-14, hi = dt == ADM_BF16 ? 0x1p127 : 32768.0;
+    if (man > 0 && fabs(x) >= lo && fabs(x) < hi)
+        return adm_se_from_bits(((adm_se_bits(x) >> 52 & 0x7ff) - (uint64_t)man) << 52);
+    if (!isfinite(x)) return NAN;
+    f = adm_se_fmt_of(dt);
+    if (x == 0) return f.minsub;
+    (void)frexp(fabs(x), &e2);
+    e2 -= 1;
+    if (e2 < f.emin) e2 = f.emin;
+    if (e2 > f.emax) e2 = f.emax;
+    return ldexp(1.0, e2 - f.man);
+}
+
+/* One element's inputs to every statistic: the errors of the reference and
+ * the candidate, the oracle's rounding into the output format, all in
+ * output units, u the inverse ulp at the condition scale and the three
+ * in ulps. */
+typedef struct adm_se_elem { double er, ec, q, u, eu, cu, qu; } adm_se_elem;
+
+/* 0: the element is skipped (the oracle, the reference or the candidate
+ * not finite). The ulp is taken at the element's condition scale
+ * max(|o|, cond) (GATES.md, gate 1); a non-finite scale (an overflowed sum
+ * of |terms|) falls back to |o|. Without a scale (has_cnd 0: an op with no
+ * sound one, a user oracle) at max(|o|, min(floor_, colrms) / 4), floor_
+ * and colrms the RMS of the finite oracle values over the element's row
+ * and its channel. */
+ADM_SE_FN int adm_se_measure(adm_dtype fmt, double oi, double r, double c, int has_cnd, double cnd_i, double floor_,
+                             double colrms_j, adm_se_elem *e)
+{
+    if (!isfinite(oi) || !isfinite(r) || !isfinite(c)) return 0;
+    e->er = r - oi;
+    e->ec = c - oi;
+    e->q = adm_se_round(fmt, oi) - oi;
+    if (has_cnd)
+        e->u = 1.0 / adm_se_ulp(fmt, isfinite(cnd_i) ? adm_se_max2(fabs(oi), cnd_i) : fabs(oi));
+    else
+        e->u = 1.0 / adm_se_ulp(fmt, adm_se_max2(fabs(oi), fmin(floor_, colrms_j) / 4)); /* a power of two */
+    e->eu = e->er * e->u;
+    e->cu = e->ec * e->u;
+    e->qu = e->q * e->u;
+    return 1;
+}
+
+/* Trivial: every term the element is computed from is zero. */
+ADM_SE_FN double adm_se_nontrivial(int has_cnd, double oi, double cnd_i)
+{
+    return has_cnd ? (cnd_i != 0) : (oi != 0);
+}
+
+/* A block's magnitude sums (in element order), maxima and count. */
+typedef struct adm_se_mag { double er2, ec2, q2, ur2, uc2, uq2, mr, mc, mq, umr, umc, umq, nontriv; } adm_se_mag;
+
+ADM_SE_FN void adm_se_mag_add(adm_se_mag *m, const adm_se_elem *e, double nontriv)
+{
+    m->er2 += e->er * e->er;
+    m->ec2 += e->ec * e->ec;
+    m->q2 += e->q * e->q;
+    m->ur2 += e->eu * e->eu;
+    m->uc2 += e->cu * e->cu;
+    m->uq2 += e->qu * e->qu;
+    m->mr = adm_se_max2(m->mr, fabs(e->er));
+    m->mc = adm_se_max2(m->mc, fabs(e->ec));
+    m->mq = adm_se_max2(m->mq, fabs(e->q));
+    m->umr = adm_se_max2(m->umr, fabs(e->eu));
+    m->umc = adm_se_max2(m->umc, fabs(e->cu));
+    m->umq = adm_se_max2(m->umq, fabs(e->qu));
+    m->nontriv += nontriv;
+}
+
+ADM_SE_FN void adm_se_mag_store(const adm_se_mag *m, double *M)
+{
+    M[MG_ER2] = m->er2;
+    M[MG_EC2] = m->ec2;
+    M[MG_Q2] = m->q2;
+    M[MG_UR2] = m->ur2;
+    M[MG_UC2] = m->uc2;
+    M[MG_UQ2] = m->uq2;
+    M[MG_MAXR] = m->mr;
+    M[MG_MAXC] = m->mc;
+    M[MG_MAXQ] = m->mq;
+    M[MG_UMAXR] = m->umr;
+    M[MG_UMAXC] = m->umc;
+    M[MG_UMAXQ] = m->umq;
+    M[MG_NONTRIV] = m->nontriv;
+}
+
+ADM_SE_FN int adm_se_hist_bin(double ulps)
+{
+    double w = 2 * ADM_HIST_RANGE / (ADM_HIST_BINS - 2);
+    if (!(ulps >= -ADM_HIST_RANGE)) return 0;
+    if (ulps >= ADM_HIST_RANGE) return ADM_HIST_BINS - 1;
+    return 1 + (int)((ulps + ADM_HIST_RANGE) / w); /* >= 0: truncation is floor */
+}
+
+/* The octave of |ulps| (adm_harness.h, ADM_HIST_LOG_*): frexp gives
+ * |ulps| = m 2^e with m in [0.5, 1), so floor(log2 |ulps|) = e - 1, exact. */
+ADM_SE_FN int adm_se_hist_log_bin(double ulps)
+{
+    int e, k;
+    double a = fabs(ulps);
+    if (!(a >= ldexp(1.0, ADM_HIST_LOG_MIN))) return ADM_HIST_LOG_ZERO;
+    frexp(a, &e);
+    k = e - 1 - ADM_HIST_LOG_MIN + 1;
+    if (k > ADM_HIST_LOG_OCTAVES + 1) k = ADM_HIST_LOG_OCTAVES + 1;
+    return ulps < 0 ? ADM_HIST_LOG_ZERO - k : ADM_HIST_LOG_ZERO + k;
+}
+
+/* The element's four slots in its block's histograms. */
+ADM_SE_FN void adm_se_hist_slots(const adm_se_elem *e, int slot[4])
+{
+    slot[0] = adm_se_hist_bin(e->eu);
+    slot[1] = ADM_HIST_BINS + adm_se_hist_bin(e->cu);
+    slot[2] = 2 * ADM_HIST_BINS + adm_se_hist_log_bin(e->eu);
+    slot[3] = 2 * ADM_HIST_BINS + ADM_HIST_LOG_BINS + adm_se_hist_log_bin(e->cu);
+}
+
+/* Adds one element to two groups at once (its row and its channel), each
+ * term computed once, unrolled. A path that fills one group alone passes
+ * a scratch array it never reads as the other (the compiler drops its
+ * stores). */
+ADM_SE_FN void raw_add2(double *ADM_SE_RESTRICT g, double *ADM_SE_RESTRICT h, double o, double u, double d, double er,
+                        double ec)
+{
+    double sg = o > 0 ? 1.0 : (o < 0 ? -1.0 : 0.0), wg = o * u * u;
+    double o2 = o * o, ou2 = (o * u) * (o * u), ao = fabs(o);
+    g[RAW_N] += 1;
+    h[RAW_N] += 1;
+    g[RAW_O] += o;
+    h[RAW_O] += o;
+    g[RAW_AO] += ao;
+    h[RAW_AO] += ao;
+    g[RAW_O2] += o2;
+    h[RAW_O2] += o2;
+    g[RAW_OU2] += ou2;
+    h[RAW_OU2] += ou2;
+#define TERM(s, k, z)                                           \
+    do {                                                        \
+        double z_ = (z), z2_ = z_ * z_;                         \
+        int t_ = RAW_SER + ((s) * ADM_BIAS_KINDS + (k)) * 2;    \
+        g[t_] += z_;                                            \
+        g[t_ + 1] += z2_;                                       \
+        h[t_] += z_;                                            \
+        h[t_ + 1] += z2_;                                       \
+    } while (0)
+    /* w_k x_s: the mean's weight 1 (1.0 * x is x), the sign's, the gain's */
+    TERM(SER_D, ADM_BIAS_MEAN, 1.0 * d);
+    TERM(SER_D, ADM_BIAS_SIGN, sg * d);
+    TERM(SER_D, ADM_BIAS_GAIN, wg * d);
+    TERM(SER_R, ADM_BIAS_MEAN, 1.0 * er);
+    TERM(SER_R, ADM_BIAS_SIGN, sg * er);
+    TERM(SER_R, ADM_BIAS_GAIN, wg * er);
+    TERM(SER_C, ADM_BIAS_MEAN, 1.0 * ec);
+    TERM(SER_C, ADM_BIAS_SIGN, sg * ec);
+    TERM(SER_C, ADM_BIAS_GAIN, wg * ec);
+#undef TERM
+}
+
+#endif

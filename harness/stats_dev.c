@@ -1,0 +1,109 @@
+/* Gates 1 and 2's raw sums on the GPU: the host's side of
+ * harness/stats_cuda.cu, through the CUDA module's table. */
+#define _POSIX_C_SOURCE 200809L
+#include "harness_internal.h"
+#include "adm_cuda_module.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double adm_h_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+struct adm_h_stats_dev {
+    const adm_cuda_module *m;
+    void *sess;
+    const adm_tensor *oracle, *cond, *ref;
+    int64_t R, N, ns, nb;
+};
+
+static int device_format(adm_dtype dt) { return dt == ADM_BF16 || dt == ADM_FP16 || dt == ADM_FP32 || dt == ADM_FP64; }
+
+static const void *first_elem(const adm_tensor *t)
+{
+    return (const char *)t->data + (size_t)t->offset * (size_t)adm_format_get(t->dtype)->storage_bytes;
+}
+
+adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
+                                adm_h_stats_dev **out)
+{
+    adm_h_stats_dev *d;
+    adm_stats_dev_desc desc;
+    int64_t n = adm_tensor_numel(oracle);
+    adm_status st;
+    *out = NULL;
+    if (!device_format(ref->dtype) || !adm_tensor_is_contiguous(ref) || !adm_tensor_is_contiguous(oracle) ||
+        oracle->offset != 0 || oracle->dtype != ADM_FP64 || adm_tensor_numel(ref) != n)
+        return ADM_FAIL(ADM_ERR_UNSUPPORTED, "statistics on the GPU: contiguous outputs of bf16, fp16, fp32 or "
+                        "fp64 only (the reference is %s)", adm_dtype_name(ref->dtype));
+    if (!(d = calloc(1, sizeof *d))) return ADM_FAIL(ADM_ERR_NOMEM, "statistics on the GPU: out of memory");
+    if ((st = adm_cuda_module_get(&d->m)) != ADM_OK) {
+        free(d);
+        return st;
+    }
+    {
+        int count = 0;
+        if (d->m->device_count(&count) != ADM_OK || count < 1) {
+            free(d);
+            return ADM_FAIL(ADM_ERR_NO_DEVICE, "statistics on the GPU: no CUDA device");
+        }
+    }
+    d->oracle = oracle;
+    d->cond = cond;
+    d->ref = ref;
+    d->N = oracle->ndim ? oracle->shape[oracle->ndim - 1] : 1;
+    d->R = d->N ? n / d->N : 0;
+    d->nb = (d->R + ADM_SE_RB - 1) / ADM_SE_RB;
+    d->ns = adm_se_stripes(d->N, d->nb);
+    desc.R = d->R;
+    desc.N = d->N;
+    desc.ns = d->ns;
+    desc.nb = d->nb;
+    desc.fmt = ref->dtype;
+    desc.ref_dt = ref->dtype;
+    desc.o = oracle->data;
+    desc.cond = cond ? (const double *)cond->data + cond->offset : NULL;
+    desc.ref = first_elem(ref);
+    if ((st = d->m->stats_open(&desc, &d->sess)) != ADM_OK) {
+        free(d);
+        return st;
+    }
+    *out = d;
+    return ADM_OK;
+}
+
+void adm_h_stats_dev_free(adm_h_stats_dev *d)
+{
+    if (!d) return;
+    d->m->stats_close(d->sess);
+    free(d);
+}
+
+int adm_h_stats_dev_serves(const adm_h_stats_dev *d, const adm_judge_input *in)
+{
+    return d && in->oracle == d->oracle && in->cond == d->cond && in->ref == d->ref && in->cand &&
+           device_format(in->cand->dtype) && adm_tensor_is_contiguous(in->cand) && in->cand->ndim == in->ref->ndim &&
+           !memcmp(in->cand->shape, in->ref->shape, sizeof(int64_t) * (size_t)in->ref->ndim);
+}
+
+adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, adm_h_stats_raw *s)
+{
+    if (s->R != d->R || s->N != d->N || !adm_h_stats_dev_serves(d, in))
+        return ADM_FAIL(ADM_ERR_INVALID, "statistics on the GPU: the output is not the one uploaded");
+    return d->m->stats_run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph);
+}
+
+adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v)
+{
+    adm_h_stats_raw s;
+    adm_status st;
+    ADM_TRY(adm_h_stats_alloc(&s, d->R, d->N));
+    if ((st = adm_h_stats_dev_raw(d, in, &s)) == ADM_OK) adm_h_stats_finish(&s, in->ref->dtype, in->cond != NULL, v);
+    adm_h_stats_free(&s);
+    return st;
+}
