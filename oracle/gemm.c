@@ -34,22 +34,56 @@
 
 #define TILE_BYTES ((int64_t)64 << 20)
 
-/* ||row||_2 of each of n rows of length K, rounded so as to be >= exact. */
-static void row_norms(const double *rows, int64_t n, int64_t K, double *out, int threads)
+/* adm_nextup for r >= +0 or NaN, by the bits: +0 -> 2^-1074, +Inf and NaN
+ * unchanged, else the next double up; no branch, so that the chains of
+ * NORM_ROWS rows run side by side. */
+static inline double nextup_nn(double r)
 {
-#pragma omp parallel num_threads(threads)
-    {
-        adm_fpenv fe;
-        adm_fpenv_enter(&fe);
-#pragma omp for schedule(static)
-        for (int64_t r = 0; r < n; r++) {
-            const double *p = rows + r * K;
-            double s = 0;
-            for (int64_t k = 0; k < K; k++) s = adm_add_up(s, adm_mul_up(p[k], p[k]));
-            out[r] = adm_sqrt_up(s);
-        }
-        adm_fpenv_leave(&fe);
+    return adm_f64_from_bits(adm_f64_bits(r) + (uint64_t)(r < INFINITY));
+}
+
+#define NORM_ROWS 8 /* rows whose norm chains run side by side (latency-bound alone) */
+
+/* ||row||_2 of each of n rows of length K, rounded so as to be >= exact:
+ * s = add_up(s, mul_up(p, p)) in k order, then sqrt_up, the bits of
+ * the one-row chain (squares and sums are never -0). */
+static void row_norms(const double *rows, int64_t n, int64_t K, double *out)
+{
+    int64_t r0 = 0;
+    for (; r0 + NORM_ROWS <= n; r0 += NORM_ROWS) {
+        const double *p = rows + r0 * K;
+        double s[NORM_ROWS] = {0};
+        for (int64_t k = 0; k < K; k++)
+            for (int r = 0; r < NORM_ROWS; r++) s[r] = nextup_nn(s[r] + nextup_nn(p[r * K + k] * p[r * K + k]));
+        for (int r = 0; r < NORM_ROWS; r++) out[r0 + r] = adm_sqrt_up(s[r]);
     }
+    for (; r0 < n; r0++) {
+        const double *p = rows + r0 * K;
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) s = nextup_nn(s + nextup_nn(p[k] * p[k]));
+        out[r0] = adm_sqrt_up(s);
+    }
+}
+
+/* bf16 to fp64, exactly, vectorised where the CPU allows (the baseline
+ * build is SSE2 and -O2, which leaves this loop scalar). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void bf16_to_f64(const uint16_t *h, int64_t n, double *out)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) out[i] = (double)adm_bf16_to_f32(h[i]);
+}
+
+/* Rows r0..r1-1 of t as [R, K] in fp64 (adm_o_rows) and their norms. */
+static void rows_and_norms(const adm_tensor *t, int64_t K, int64_t r0, int64_t r1, double *out, double *nrm)
+{
+    if (t->dtype == ADM_BF16 && adm_tensor_is_contiguous(t))
+        bf16_to_f64((const uint16_t *)t->data + t->offset + r0 * K, (r1 - r0) * K, out);
+    else
+        adm_o_rows(t, K, r0, r1, out);
+    row_norms(out, r1 - r0, K, nrm);
 }
 
 /* ldexp(x, e) without the libm call where 2^e is a normal double: x 2^e
@@ -82,6 +116,7 @@ static void abs_scaled_rows(const double *rows, int64_t n, int64_t K, float *out
 }
 
 #define COND_ROWS 256 /* rows of x per fp32 GEMM of the condition scale: a tile of COND_ROWS x NT floats */
+#define XB_ROWS 64    /* rows of x prepared together (a multiple of 8, BF_MR) */
 
 #if defined(__x86_64__) && defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 10)
 #include <immintrin.h>
@@ -290,27 +325,42 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     if (c->cond) {
         if (bf) xb = calloc((size_t)(m8 * kp), sizeof *xb);
         else xa = malloc(sizeof *xa * (size_t)(M * K + 1));
+        adm_mem_huge(xb, xb ? sizeof *xb * (size_t)(m8 * kp) : 0);
+        adm_mem_huge(xa, xa ? sizeof *xa * (size_t)(M * K + 1) : 0);
         ex = malloc(sizeof *ex * (size_t)(M + 1));
     }
     if (!xd || !nx || !bd || (c->cond && (!(xa || xb) || !ex))) {
         st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
         goto done;
     }
-    adm_o_rows(x, K, 0, M, xd);
-    row_norms(xd, M, K, nx, c->threads);
-#ifdef ADM_BF16_COND
-    if (bf) {
-        unsigned char *uh = malloc((size_t)M + 1);
-        if (!uh) {
+    {
+        /* x's rows in blocks of XB_ROWS (a multiple of BF_MR): fp64, norms
+         * and the scale's operand, each block while it is in cache */
+        unsigned char *uh = bf ? malloc((size_t)M + 1) : NULL;
+        const uint16_t *xh = bf && adm_tensor_is_contiguous(x) ? (const uint16_t *)x->data + x->offset : NULL;
+        if (bf && !uh) {
             st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
             goto done;
         }
-        abs_scaled_pairs(xd, adm_tensor_is_contiguous(x) ? (const uint16_t *)x->data + x->offset : NULL, M, K, kp,
-                         BF_MR, xb, ex, uh);
+#pragma omp parallel num_threads(c->threads)
+        {
+            adm_fpenv fe;
+            adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+            for (int64_t r0 = 0; r0 < M; r0 += XB_ROWS) {
+                int64_t r1 = M - r0 < XB_ROWS ? M : r0 + XB_ROWS;
+                rows_and_norms(x, K, r0, r1, xd + r0 * K, nx + r0);
+#ifdef ADM_BF16_COND
+                if (bf)
+                    abs_scaled_pairs(xd + r0 * K, xh ? xh + r0 * K : NULL, r1 - r0, K, kp, BF_MR,
+                                     xb + r0 / BF_MR * kp * BF_MR, ex + r0, uh + r0);
+#endif
+                if (c->cond && !bf) abs_scaled_rows(xd + r0 * K, r1 - r0, K, xa + r0 * K, ex + r0);
+            }
+            adm_fpenv_leave(&fe);
+        }
         free(uh);
     }
-#endif
-    if (c->cond && !bf) abs_scaled_rows(xd, M, K, xa, ex);
     for (int64_t j = 0; j < N; j++) bd[j] = bias ? adm_tensor_get(bias, j) : 0.0;
     prev_threads = openblas_get_num_threads();
     openblas_set_num_threads(1);
@@ -325,6 +375,10 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         int *ew = c->cond ? malloc(sizeof *ew * (size_t)(NT + 1)) : NULL;
         unsigned char *uw = bf ? malloc((size_t)NT + 1) : NULL;
         int ok = wd && nw && (!c->cond || ((wa || (wb && cp && uw)) && ct && ew));
+        /* tens of MiB each, first touched here: 2 MiB faults, not 4 KiB ones */
+        adm_mem_huge(wd, sizeof *wd * (size_t)(NT * K + 1));
+        adm_mem_huge(wa, wa ? sizeof *wa * (size_t)(NT * K + 1) : 0);
+        adm_mem_huge(wb, wb ? sizeof *wb * (size_t)(np * 48 * kp) : 0);
         adm_fpenv fe;
         adm_fpenv_enter(&fe);
         if (!ok) {
@@ -335,8 +389,7 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         for (int64_t n0 = 0; n0 < N; n0 += NT) {
             int64_t nt = N - n0 < NT ? N - n0 : NT;
             if (!ok) continue;
-            adm_o_rows(&wt, K, n0, n0 + nt, wd);
-            row_norms(wd, nt, K, nw, 1);
+            rows_and_norms(&wt, K, n0, n0 + nt, wd, nw);
 #ifdef ADM_BF16_COND
             if (bf) {
                 memset(wb + (nt - 1) / BF_NR * kp * BF_NR, 0, sizeof *wb * (size_t)(kp * BF_NR)); /* padding rows */
