@@ -21,10 +21,11 @@
  * SGEMM on |x| and |w| (abs_scaled_rows); both have the same error bound.
  *
  * Memory beyond the inputs and the result: x in fp64 (M K doubles) and
- * the scale's operand (M K bf16 or floats), w in tiles sharing 128 MiB in
- * fp64 and 32 MiB (bf16) or 64 MiB (floats) for the scale's operand, and
- * per thread COND_ROWS x tile floats, so FLUX.1's MLP (4096 x 3072 by
- * 12288 x 3072) needs about 290 MiB extra (350 on the SGEMM path). */
+ * the scale's operand (M K bf16 or floats), per thread a tile of w of at
+ * most 12 MiB in fp64 (at most 128 MiB over all threads) with its scale
+ * operand (a quarter or half of that) and COND_ROWS x tile floats, so
+ * FLUX.1's MLP (4096 x 3072 by 12288 x 3072) on 2 threads needs about
+ * 160 MiB extra (190 on the SGEMM path). */
 #include "oracle_internal.h"
 #include "adm_fpenv.h"
 #include "adm_mem.h"
@@ -32,7 +33,7 @@
 #include <cblas.h>
 #include <stdlib.h>
 
-#define TILE_BYTES ((int64_t)64 << 20)
+#define TILE_BYTES ((int64_t)12 << 20) /* per thread: see adm_o_eval_gemm */
 
 /* adm_nextup for r >= +0 or NaN, by the bits: +0 -> 2^-1074, +Inf and NaN
  * unchanged, else the next double up; no branch, so that the chains of
@@ -303,7 +304,11 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     /* One thread per tile of w: each converts its rows, runs a
      * single-threaded DGEMM and the epilogue while the tile is in cache.
      * One threading system only: OpenBLAS's own workers would spin
-     * against the epilogue's. The tiles share 128 MiB. */
+     * against the epilogue's. 12 MiB per thread (at most 128 MiB in
+     * all): measured on FLUX.1's shapes (bench_oracle), 64 MiB tiles cost
+     * a quarter more CPU time, mostly first-touch page faults on the
+     * tiles, while 6 to 24 MiB cost the same within the noise, OpenBLAS
+     * repacking x once per tile. */
     tile_bytes = TILE_BYTES < ((int64_t)128 << 20) / c->threads ? TILE_BYTES : ((int64_t)128 << 20) / c->threads;
     NT = K > 0 ? tile_bytes / (8 * K) : N;
     if (NT < 1) NT = 1;
