@@ -147,19 +147,25 @@ static inline uint32_t bf16_scaled(const double *p, int64_t k, int64_t K, int64_
 }
 
 /* The same from the bf16 bits (a row without subnormals): e = the bf16
- * exponent field minus the row's exponent. */
-static inline uint32_t bf16_scaled_h(const uint16_t *h, int64_t k, int64_t K, int ex)
+ * exponent field minus the row's exponent (at most 127 for a finite u,
+ * which is at most the row's largest). */
+static inline uint16_t bf16_scaled_h(uint16_t h, int ex)
 {
-    uint32_t u = k < K ? h[k] & 0x7fffu : 0;
+    uint32_t u = h & 0x7fffu;
     int32_t e = (int32_t)(u >> 7) - ex;
-    return u > 0x7f80u ? 0x7fc0u : u == 0x7f80u ? 0x7f80u : u >= 0x80u && e >= 1 ? (uint32_t)e << 7 | (u & 0x7f) : 0u;
+    return (uint16_t)(u > 0x7f80u ? 0x7fc0u : u == 0x7f80u ? 0x7f80u : u >= 0x80u && e >= 1 ? (uint32_t)e << 7 | (u & 0x7f) : 0u);
 }
 
 /* h: NULL, or the same rows' bf16 bits (contiguous, row stride K), read
  * instead of the fp64 copy (a quarter of the bytes) in the rows without
- * subnormals. */
-static void abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, int64_t K, int64_t kp, int64_t blk,
-                             uint32_t *out, int *ex, unsigned char *use_h)
+ * subnormals. Called only where the CPU has AVX512-BF16 (bf16_cond_usable),
+ * hence compiled for AVX512BW: the scans and the scaling of the bf16 rows
+ * run 32 values a vector (#pragma omp simd: -O2 alone leaves them
+ * scalar); what is left scalar is one store per pair into the packed
+ * layout. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, int64_t K, int64_t kp, int64_t blk, uint32_t *out,
+                 int *ex, unsigned char *use_h)
 {
     const uint64_t inf = 0x7ff0000000000000u, mag = 0x7fffffffffffffffu;
     for (int64_t r = 0; r < n; r++) {
@@ -168,11 +174,12 @@ static void abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, i
         use_h[r] = 0;
         if (h) {
             const uint16_t *q = h + r * K;
-            uint32_t mh = 0, sub = 0;
+            uint16_t mh = 0, sub = 0;
+#pragma omp simd reduction(max : mh) reduction(| : sub)
             for (int64_t k = 0; k < K; k++) {
-                uint32_t u = q[k] & 0x7fffu;
+                uint16_t u = q[k] & 0x7fffu;
                 mh = u < 0x7f80u && u > mh ? u : mh;
-                sub |= u - 1 < 0x7fu; /* a nonzero subnormal */
+                sub |= (uint16_t)(u - 1u) < 0x7fu; /* a nonzero subnormal */
             }
             if (!sub) {
                 use_h[r] = 1;
@@ -200,9 +207,14 @@ static void abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, i
                 int e = ex[r0 + r];
                 int64_t sh = 1023 + (int64_t)e - 127; /* fp64's exponent field minus bf16's, scaled */
                 if (use_h[r0 + r]) {
-                    const uint16_t *hr = h + (r0 + r) * K;
-                    for (int64_t q = q0; q < q1; q++)
-                        o[q * blk + r] = bf16_scaled_h(hr, 2 * q, K, e) | bf16_scaled_h(hr, 2 * q + 1, K, e) << 16;
+                    /* the chunk's values, then its pairs (k = 2q low, 2q + 1 high: a little-endian word) */
+                    const uint16_t *hr = h + (r0 + r) * K + 2 * q0;
+                    uint16_t t[64];
+                    int64_t nk = (K < 2 * q1 ? K : 2 * q1) - 2 * q0;
+#pragma omp simd
+                    for (int64_t k = 0; k < nk; k++) t[k] = bf16_scaled_h(hr[k], e);
+                    if (nk < 2 * (q1 - q0)) t[nk] = 0; /* past an odd K */
+                    for (int64_t q = q0; q < q1; q++) memcpy(&o[q * blk + r], t + 2 * (q - q0), sizeof *o);
                 } else {
                     for (int64_t q = q0; q < q1; q++)
                         o[q * blk + r] = bf16_scaled(p, 2 * q, K, sh) | bf16_scaled(p, 2 * q + 1, K, sh) << 16;
