@@ -87,6 +87,25 @@ static void rows_and_norms(const adm_tensor *t, int64_t K, int64_t r0, int64_t r
     row_norms(out, r1 - r0, K, nrm);
 }
 
+/* gelu_tanh'(v) = s + v s (1 - s) 2C (1 + 3A v^2), s = sigma(2z) =
+ * gelu_tanh(v) / v, from the value g already computed instead of
+ * adm_fn_gelu_tanh_d's two exp calls: for the condition scale, which needs
+ * a few bits. s carries two roundings (g's and the quotient's, within
+ * about 1e-12 of g's own bound); 1 - s cancels only where s is near 1
+ * (large positive v), where that term's absolute error, a few u times v
+ * 2C (1 + 3A v^2), is below 1e-13 of the derivative (about 1) for v up to
+ * 10 and the term itself below u beyond. Where v is 0, 1/2; non-finite
+ * where v or g is (Inf, NaN, an overflowing term): adm_o_cond_chain then
+ * takes |g|, as it does for adm_fn_gelu_tanh_d there. */
+static inline double gelu_tanh_d_from(double v, double g)
+{
+    const double A = 0.044715, C = 0.79788456080286535588;
+    double s;
+    if (v == 0) return 0.5;
+    s = g / v;
+    return s + v * s * (1.0 - s) * 2.0 * C * (1.0 + 3.0 * A * v * v);
+}
+
 /* ldexp(x, e) without the libm call where 2^e is a normal double: x 2^e
  * is then one correctly rounded multiplication, the value ldexp returns. */
 static inline double pow2_scale(double x, int e)
@@ -436,10 +455,11 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
                             cz += fabs(bd[j]);
                         }
                         if (id == OP_LINEAR_GELU) {
-                            double g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
+                            /* scalar_fns.h's, inlined here (adm_o_gelu_* wrap the same) */
+                            double g = c->p->gelu_tanh ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
                             b = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
                             if (c->cond)
-                                cz = adm_o_cond_chain(g, c->p->gelu_tanh ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v),
+                                cz = adm_o_cond_chain(g, c->p->gelu_tanh ? gelu_tanh_d_from(v, g) : adm_fn_gelu_erf_d(v),
                                                       cz);
                             v = g;
                         }
