@@ -17,7 +17,8 @@
  * through GELU max(|gelu(v)|, |gelu'(v)| that), which needs only a few
  * bits (harness/GATES.md): where x and w are bf16 and the CPU has
  * AVX512-BF16, a GEMM of bf16 |x|, |w| with exact products and fp32 sums
- * (bf16_cond_tile, about a twentieth of the DGEMM's time), else an fp32
+ * (bf16_cond_tile, about an eighth of the DGEMM's time, its packing
+ * a twenty-fifth, by perf samples of bench_oracle), else an fp32
  * SGEMM on |x| and |w| (abs_scaled_rows); both have the same error bound.
  *
  * Memory beyond the inputs and the result: x in fp64 (M K doubles) and
