@@ -34,6 +34,19 @@
 #include <cblas.h>
 #include <stdlib.h>
 
+/* Vectorise the loop that follows: GCC at -O2 leaves most loops scalar
+ * unless told (OpenMP's simd pragma, honoured under -fopenmp); clang
+ * vectorises them by itself and warns (-Wpass-failed) where a pragma asks
+ * for what it cannot do. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define ADM_SIMD_STR(x) #x
+#define ADM_SIMD _Pragma("omp simd")
+#define ADM_SIMD_MAX_OR(m, o) _Pragma(ADM_SIMD_STR(omp simd reduction(max : m) reduction(| : o)))
+#else
+#define ADM_SIMD
+#define ADM_SIMD_MAX_OR(m, o)
+#endif
+
 #define TILE_BYTES ((int64_t)12 << 20) /* per thread: see adm_o_eval_gemm */
 
 /* adm_nextup for r >= +0 or NaN, by the bits: +0 -> 2^-1074, +Inf and NaN
@@ -74,7 +87,7 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 static void bf16_to_f64(const uint16_t *h, int64_t n, double *out)
 {
-#pragma omp simd
+    ADM_SIMD
     for (int64_t i = 0; i < n; i++) out[i] = (double)adm_bf16_to_f32(h[i]);
 }
 
@@ -180,7 +193,7 @@ static inline uint16_t bf16_scaled_h(uint16_t h, int ex)
  * instead of the fp64 copy (a quarter of the bytes) in the rows without
  * subnormals. Called only where the CPU has AVX512-BF16 (bf16_cond_usable),
  * hence compiled for AVX512BW: the scans and the scaling of the bf16 rows
- * run 32 values a vector (#pragma omp simd: -O2 alone leaves them
+ * run 32 values a vector (ADM_SIMD: -O2 alone leaves them
  * scalar); what is left scalar is one store per pair into the packed
  * layout. */
 __attribute__((target("avx512f,avx512bw,avx512vl"))) static void
@@ -195,7 +208,7 @@ abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, int64_t K, in
         if (h) {
             const uint16_t *q = h + r * K;
             uint16_t mh = 0, sub = 0;
-#pragma omp simd reduction(max : mh) reduction(| : sub)
+            ADM_SIMD_MAX_OR(mh, sub)
             for (int64_t k = 0; k < K; k++) {
                 uint16_t u = q[k] & 0x7fffu;
                 mh = u < 0x7f80u && u > mh ? u : mh;
@@ -231,7 +244,7 @@ abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, int64_t K, in
                     const uint16_t *hr = h + (r0 + r) * K + 2 * q0;
                     uint16_t t[64];
                     int64_t nk = (K < 2 * q1 ? K : 2 * q1) - 2 * q0;
-#pragma omp simd
+                    ADM_SIMD
                     for (int64_t k = 0; k < nk; k++) t[k] = bf16_scaled_h(hr[k], e);
                     if (nk < 2 * (q1 - q0)) t[nk] = 0; /* past an odd K */
                     for (int64_t q = q0; q < q1; q++) memcpy(&o[q * blk + r], t + 2 * (q - q0), sizeof *o);
