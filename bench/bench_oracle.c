@@ -1,7 +1,8 @@
 /* The oracle's cost against one DGEMM of the same shape, side by side in
  * one run: FLUX.1-dev's MLP up-projection, x [4096, 3072] bf16, w [12288,
  * 3072] bf16, bias, tanh-GELU; value and bound for all 50M outputs.
- * Usage: bench_oracle [M K N] [reps]. Prints the median of reps for each. */
+ * Usage: bench_oracle [M K N] [reps]. Prints the median of reps for each, wall
+ * and CPU seconds. */
 #include "adm_capture.h"
 #include "adm_oracle.h"
 
@@ -19,7 +20,7 @@ int main(int argc, char **argv)
     adm_synth_config cfg;
     adm_tensor x, w, b;
     int64_t ws[2], bs[1];
-    double *xd, *wd, *cd, t_gemm[16], t_or[16];
+    double *xd, *wd, *cd, t_gemm[16], t_or[16], c_gemm[16], c_or[16];
     const adm_op *op = adm_op_find("linear+gelu");
     adm_op_params p;
     adm_oracle *o;
@@ -45,26 +46,31 @@ int main(int argc, char **argv)
     adm_tensor_to_f64(&x, xd);
     adm_tensor_to_f64(&w, wd);
     for (int r = 0; r < reps; r++) {
-        double t0 = bench_now();
+        double t0 = bench_now(), c0 = bench_cpu();
         adm_oracle_result res;
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0, xd, (int)K, wd, (int)K,
                     0.0, cd, (int)N);
         t_gemm[r] = bench_now() - t0;
+        c_gemm[r] = bench_cpu() - c0;
         t0 = bench_now();
+        c0 = bench_cpu();
         if (adm_oracle_eval(o, op, &p, in, &res) != ADM_OK) {
             fprintf(stderr, "bench_oracle: %s\n", adm_error_message());
             return 2;
         }
         t_or[r] = bench_now() - t0;
+        c_or[r] = bench_cpu() - c0;
         if (r == 0) printf("max bound %.3g, MPFR refined %lld\n", res.max_bound, (long long)res.mpfr_refined);
         adm_oracle_result_free(&res);
     }
     double med_gemm = bench_median(t_gemm, reps), med_or = bench_median(t_or, reps);
+    double cpu_gemm = bench_median(c_gemm, reps), cpu_or = bench_median(c_or, reps);
     printf("shape M=%lld K=%lld N=%lld, %d reps (median)\n", (long long)M, (long long)K, (long long)N, reps);
     printf("DGEMM alone (OpenBLAS, fp64 operands ready)   %.3f s  %.1f GFLOP/s\n", med_gemm,
            2.0 * (double)M * (double)N * (double)K / med_gemm * 1e-9);
     printf("oracle linear+gelu value+bound (from bf16)    %.3f s\n", med_or);
     printf("ratio oracle / DGEMM                          %.3f\n", med_or / med_gemm);
+    printf("CPU seconds (all threads): DGEMM %.3f, oracle %.3f, ratio %.3f\n", cpu_gemm, cpu_or, cpu_or / cpu_gemm);
     free(xd);
     free(wd);
     free(cd);

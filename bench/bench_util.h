@@ -1,4 +1,4 @@
-/* Shared by the CPU benchmarks: a monotonic clock and the median. */
+/* Shared by the CPU benchmarks: a monotonic clock, CPU time and the median. */
 #ifndef ADM_BENCH_UTIL_H
 #define ADM_BENCH_UTIL_H
 
@@ -9,6 +9,16 @@ static inline double bench_now(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* CPU seconds of the whole process (all threads, user and system): on a
+ * shared machine the steadier figure, though it also counts OpenBLAS's
+ * workers spinning while they wait. */
+static inline double bench_cpu(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 

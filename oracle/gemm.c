@@ -17,14 +17,16 @@
  * through GELU max(|gelu(v)|, |gelu'(v)| that), which needs only a few
  * bits (harness/GATES.md): where x and w are bf16 and the CPU has
  * AVX512-BF16, a GEMM of bf16 |x|, |w| with exact products and fp32 sums
- * (bf16_cond_tile, about a twentieth of the DGEMM's time), else an fp32
+ * (bf16_cond_tile, about an eighth of the DGEMM's time, its packing
+ * a twenty-fifth, by perf samples of bench_oracle), else an fp32
  * SGEMM on |x| and |w| (abs_scaled_rows); both have the same error bound.
  *
  * Memory beyond the inputs and the result: x in fp64 (M K doubles) and
- * the scale's operand (M K bf16 or floats), w in tiles sharing 128 MiB in
- * fp64 and 32 MiB (bf16) or 64 MiB (floats) for the scale's operand, and
- * per thread COND_ROWS x tile floats, so FLUX.1's MLP (4096 x 3072 by
- * 12288 x 3072) needs about 290 MiB extra (350 on the SGEMM path). */
+ * the scale's operand (M K bf16 or floats), per thread a tile of w of at
+ * most 12 MiB in fp64 (at most 128 MiB over all threads) with its scale
+ * operand (a quarter or half of that) and COND_ROWS x tile floats, so
+ * FLUX.1's MLP (4096 x 3072 by 12288 x 3072) on 2 threads needs about
+ * 160 MiB extra (190 on the SGEMM path). */
 #include "oracle_internal.h"
 #include "adm_fpenv.h"
 #include "adm_mem.h"
@@ -32,24 +34,90 @@
 #include <cblas.h>
 #include <stdlib.h>
 
-#define TILE_BYTES ((int64_t)64 << 20)
+/* Vectorise the loop that follows: GCC at -O2 leaves most loops scalar
+ * unless told (OpenMP's simd pragma, honoured under -fopenmp); clang
+ * vectorises them by itself and warns (-Wpass-failed) where a pragma asks
+ * for what it cannot do. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define ADM_SIMD_STR(x) #x
+#define ADM_SIMD _Pragma("omp simd")
+#define ADM_SIMD_MAX_OR(m, o) _Pragma(ADM_SIMD_STR(omp simd reduction(max : m) reduction(| : o)))
+#else
+#define ADM_SIMD
+#define ADM_SIMD_MAX_OR(m, o)
+#endif
 
-/* ||row||_2 of each of n rows of length K, rounded so as to be >= exact. */
-static void row_norms(const double *rows, int64_t n, int64_t K, double *out, int threads)
+#define TILE_BYTES ((int64_t)12 << 20) /* per thread: see adm_o_eval_gemm */
+
+/* adm_nextup for r >= +0 or NaN, by the bits: +0 -> 2^-1074, +Inf and NaN
+ * unchanged, else the next double up; no branch, so that the chains of
+ * NORM_ROWS rows run side by side. */
+static inline double nextup_nn(double r)
 {
-#pragma omp parallel num_threads(threads)
-    {
-        adm_fpenv fe;
-        adm_fpenv_enter(&fe);
-#pragma omp for schedule(static)
-        for (int64_t r = 0; r < n; r++) {
-            const double *p = rows + r * K;
-            double s = 0;
-            for (int64_t k = 0; k < K; k++) s = adm_add_up(s, adm_mul_up(p[k], p[k]));
-            out[r] = adm_sqrt_up(s);
-        }
-        adm_fpenv_leave(&fe);
+    return adm_f64_from_bits(adm_f64_bits(r) + (uint64_t)(r < INFINITY));
+}
+
+#define NORM_ROWS 8 /* rows whose norm chains run side by side (latency-bound alone) */
+
+/* ||row||_2 of each of n rows of length K, rounded so as to be >= exact:
+ * s = add_up(s, mul_up(p, p)) in k order, then sqrt_up, the bits of
+ * the one-row chain (squares and sums are never -0). */
+static void row_norms(const double *rows, int64_t n, int64_t K, double *out)
+{
+    int64_t r0 = 0;
+    for (; r0 + NORM_ROWS <= n; r0 += NORM_ROWS) {
+        const double *p = rows + r0 * K;
+        double s[NORM_ROWS] = {0};
+        for (int64_t k = 0; k < K; k++)
+            for (int r = 0; r < NORM_ROWS; r++) s[r] = nextup_nn(s[r] + nextup_nn(p[r * K + k] * p[r * K + k]));
+        for (int r = 0; r < NORM_ROWS; r++) out[r0 + r] = adm_sqrt_up(s[r]);
     }
+    for (; r0 < n; r0++) {
+        const double *p = rows + r0 * K;
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) s = nextup_nn(s + nextup_nn(p[k] * p[k]));
+        out[r0] = adm_sqrt_up(s);
+    }
+}
+
+/* bf16 to fp64, exactly, vectorised where the CPU allows (the baseline
+ * build is SSE2 and -O2, which leaves this loop scalar). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void bf16_to_f64(const uint16_t *h, int64_t n, double *out)
+{
+    ADM_SIMD
+    for (int64_t i = 0; i < n; i++) out[i] = (double)adm_bf16_to_f32(h[i]);
+}
+
+/* Rows r0..r1-1 of t as [R, K] in fp64 (adm_o_rows) and their norms. */
+static void rows_and_norms(const adm_tensor *t, int64_t K, int64_t r0, int64_t r1, double *out, double *nrm)
+{
+    if (t->dtype == ADM_BF16 && adm_tensor_is_contiguous(t))
+        bf16_to_f64((const uint16_t *)t->data + t->offset + r0 * K, (r1 - r0) * K, out);
+    else
+        adm_o_rows(t, K, r0, r1, out);
+    row_norms(out, r1 - r0, K, nrm);
+}
+
+/* gelu_tanh'(v) = s + v s (1 - s) 2C (1 + 3A v^2), s = sigma(2z) =
+ * gelu_tanh(v) / v, from the value g already computed instead of
+ * adm_fn_gelu_tanh_d's two exp calls: for the condition scale, which needs
+ * a few bits. s carries two roundings (g's and the quotient's, within
+ * about 1e-12 of g's own bound); 1 - s cancels only where s is near 1
+ * (large positive v), where that term's absolute error, a few u times v
+ * 2C (1 + 3A v^2), is below 1e-13 of the derivative (about 1) for v up to
+ * 10 and the term itself below u beyond. Where v is 0, 1/2; non-finite
+ * where v or g is (Inf, NaN, an overflowing term): adm_o_cond_chain then
+ * takes |g|, as it does for adm_fn_gelu_tanh_d there. */
+static inline double gelu_tanh_d_from(double v, double g)
+{
+    const double A = 0.044715, C = 0.79788456080286535588;
+    double s;
+    if (v == 0) return 0.5;
+    s = g / v;
+    return s + v * s * (1.0 - s) * 2.0 * C * (1.0 + 3.0 * A * v * v);
 }
 
 /* ldexp(x, e) without the libm call where 2^e is a normal double: x 2^e
@@ -82,6 +150,7 @@ static void abs_scaled_rows(const double *rows, int64_t n, int64_t K, float *out
 }
 
 #define COND_ROWS 256 /* rows of x per fp32 GEMM of the condition scale: a tile of COND_ROWS x NT floats */
+#define XB_ROWS 64    /* rows of x prepared together (a multiple of 8, BF_MR) */
 
 #if defined(__x86_64__) && defined(__GNUC__) && (defined(__clang__) || __GNUC__ >= 10)
 #include <immintrin.h>
@@ -111,19 +180,25 @@ static inline uint32_t bf16_scaled(const double *p, int64_t k, int64_t K, int64_
 }
 
 /* The same from the bf16 bits (a row without subnormals): e = the bf16
- * exponent field minus the row's exponent. */
-static inline uint32_t bf16_scaled_h(const uint16_t *h, int64_t k, int64_t K, int ex)
+ * exponent field minus the row's exponent (at most 127 for a finite u,
+ * which is at most the row's largest). */
+static inline uint16_t bf16_scaled_h(uint16_t h, int ex)
 {
-    uint32_t u = k < K ? h[k] & 0x7fffu : 0;
+    uint32_t u = h & 0x7fffu;
     int32_t e = (int32_t)(u >> 7) - ex;
-    return u > 0x7f80u ? 0x7fc0u : u == 0x7f80u ? 0x7f80u : u >= 0x80u && e >= 1 ? (uint32_t)e << 7 | (u & 0x7f) : 0u;
+    return (uint16_t)(u > 0x7f80u ? 0x7fc0u : u == 0x7f80u ? 0x7f80u : u >= 0x80u && e >= 1 ? (uint32_t)e << 7 | (u & 0x7f) : 0u);
 }
 
 /* h: NULL, or the same rows' bf16 bits (contiguous, row stride K), read
  * instead of the fp64 copy (a quarter of the bytes) in the rows without
- * subnormals. */
-static void abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, int64_t K, int64_t kp, int64_t blk,
-                             uint32_t *out, int *ex, unsigned char *use_h)
+ * subnormals. Called only where the CPU has AVX512-BF16 (bf16_cond_usable),
+ * hence compiled for AVX512BW: the scans and the scaling of the bf16 rows
+ * run 32 values a vector (ADM_SIMD: -O2 alone leaves them
+ * scalar); what is left scalar is one store per pair into the packed
+ * layout. */
+__attribute__((target("avx512f,avx512bw,avx512vl"))) static void
+abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, int64_t K, int64_t kp, int64_t blk, uint32_t *out,
+                 int *ex, unsigned char *use_h)
 {
     const uint64_t inf = 0x7ff0000000000000u, mag = 0x7fffffffffffffffu;
     for (int64_t r = 0; r < n; r++) {
@@ -132,11 +207,12 @@ static void abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, i
         use_h[r] = 0;
         if (h) {
             const uint16_t *q = h + r * K;
-            uint32_t mh = 0, sub = 0;
+            uint16_t mh = 0, sub = 0;
+            ADM_SIMD_MAX_OR(mh, sub)
             for (int64_t k = 0; k < K; k++) {
-                uint32_t u = q[k] & 0x7fffu;
+                uint16_t u = q[k] & 0x7fffu;
                 mh = u < 0x7f80u && u > mh ? u : mh;
-                sub |= u - 1 < 0x7fu; /* a nonzero subnormal */
+                sub |= (uint16_t)(u - 1u) < 0x7fu; /* a nonzero subnormal */
             }
             if (!sub) {
                 use_h[r] = 1;
@@ -164,9 +240,14 @@ static void abs_scaled_pairs(const double *rows, const uint16_t *h, int64_t n, i
                 int e = ex[r0 + r];
                 int64_t sh = 1023 + (int64_t)e - 127; /* fp64's exponent field minus bf16's, scaled */
                 if (use_h[r0 + r]) {
-                    const uint16_t *hr = h + (r0 + r) * K;
-                    for (int64_t q = q0; q < q1; q++)
-                        o[q * blk + r] = bf16_scaled_h(hr, 2 * q, K, e) | bf16_scaled_h(hr, 2 * q + 1, K, e) << 16;
+                    /* the chunk's values, then its pairs (k = 2q low, 2q + 1 high: a little-endian word) */
+                    const uint16_t *hr = h + (r0 + r) * K + 2 * q0;
+                    uint16_t t[64];
+                    int64_t nk = (K < 2 * q1 ? K : 2 * q1) - 2 * q0;
+                    ADM_SIMD
+                    for (int64_t k = 0; k < nk; k++) t[k] = bf16_scaled_h(hr[k], e);
+                    if (nk < 2 * (q1 - q0)) t[nk] = 0; /* past an odd K */
+                    for (int64_t q = q0; q < q1; q++) memcpy(&o[q * blk + r], t + 2 * (q - q0), sizeof *o);
                 } else {
                     for (int64_t q = q0; q < q1; q++)
                         o[q * blk + r] = bf16_scaled(p, 2 * q, K, sh) | bf16_scaled(p, 2 * q + 1, K, sh) << 16;
@@ -268,7 +349,11 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     /* One thread per tile of w: each converts its rows, runs a
      * single-threaded DGEMM and the epilogue while the tile is in cache.
      * One threading system only: OpenBLAS's own workers would spin
-     * against the epilogue's. The tiles share 128 MiB. */
+     * against the epilogue's. 12 MiB per thread (at most 128 MiB in
+     * all): measured on FLUX.1's shapes (bench_oracle), 64 MiB tiles cost
+     * a quarter more CPU time, mostly first-touch page faults on the
+     * tiles, while 6 to 24 MiB cost the same within the noise, OpenBLAS
+     * repacking x once per tile. */
     tile_bytes = TILE_BYTES < ((int64_t)128 << 20) / c->threads ? TILE_BYTES : ((int64_t)128 << 20) / c->threads;
     NT = K > 0 ? tile_bytes / (8 * K) : N;
     if (NT < 1) NT = 1;
@@ -290,27 +375,42 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
     if (c->cond) {
         if (bf) xb = calloc((size_t)(m8 * kp), sizeof *xb);
         else xa = malloc(sizeof *xa * (size_t)(M * K + 1));
+        adm_mem_huge(xb, xb ? sizeof *xb * (size_t)(m8 * kp) : 0);
+        adm_mem_huge(xa, xa ? sizeof *xa * (size_t)(M * K + 1) : 0);
         ex = malloc(sizeof *ex * (size_t)(M + 1));
     }
     if (!xd || !nx || !bd || (c->cond && (!(xa || xb) || !ex))) {
         st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
         goto done;
     }
-    adm_o_rows(x, K, 0, M, xd);
-    row_norms(xd, M, K, nx, c->threads);
-#ifdef ADM_BF16_COND
-    if (bf) {
-        unsigned char *uh = malloc((size_t)M + 1);
-        if (!uh) {
+    {
+        /* x's rows in blocks of XB_ROWS (a multiple of BF_MR): fp64, norms
+         * and the scale's operand, each block while it is in cache */
+        unsigned char *uh = bf ? malloc((size_t)M + 1) : NULL;
+        const uint16_t *xh = bf && adm_tensor_is_contiguous(x) ? (const uint16_t *)x->data + x->offset : NULL;
+        if (bf && !uh) {
             st = ADM_FAIL(ADM_ERR_NOMEM, "oracle %s: cannot allocate the fp64 operands", adm_op_name(c->op));
             goto done;
         }
-        abs_scaled_pairs(xd, adm_tensor_is_contiguous(x) ? (const uint16_t *)x->data + x->offset : NULL, M, K, kp,
-                         BF_MR, xb, ex, uh);
+#pragma omp parallel num_threads(c->threads)
+        {
+            adm_fpenv fe;
+            adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+            for (int64_t r0 = 0; r0 < M; r0 += XB_ROWS) {
+                int64_t r1 = M - r0 < XB_ROWS ? M : r0 + XB_ROWS;
+                rows_and_norms(x, K, r0, r1, xd + r0 * K, nx + r0);
+#ifdef ADM_BF16_COND
+                if (bf)
+                    abs_scaled_pairs(xd + r0 * K, xh ? xh + r0 * K : NULL, r1 - r0, K, kp, BF_MR,
+                                     xb + r0 / BF_MR * kp * BF_MR, ex + r0, uh + r0);
+#endif
+                if (c->cond && !bf) abs_scaled_rows(xd + r0 * K, r1 - r0, K, xa + r0 * K, ex + r0);
+            }
+            adm_fpenv_leave(&fe);
+        }
         free(uh);
     }
-#endif
-    if (c->cond && !bf) abs_scaled_rows(xd, M, K, xa, ex);
     for (int64_t j = 0; j < N; j++) bd[j] = bias ? adm_tensor_get(bias, j) : 0.0;
     prev_threads = openblas_get_num_threads();
     openblas_set_num_threads(1);
@@ -325,6 +425,10 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         int *ew = c->cond ? malloc(sizeof *ew * (size_t)(NT + 1)) : NULL;
         unsigned char *uw = bf ? malloc((size_t)NT + 1) : NULL;
         int ok = wd && nw && (!c->cond || ((wa || (wb && cp && uw)) && ct && ew));
+        /* tens of MiB each, first touched here: 2 MiB faults, not 4 KiB ones */
+        adm_mem_huge(wd, sizeof *wd * (size_t)(NT * K + 1));
+        adm_mem_huge(wa, wa ? sizeof *wa * (size_t)(NT * K + 1) : 0);
+        adm_mem_huge(wb, wb ? sizeof *wb * (size_t)(np * 48 * kp) : 0);
         adm_fpenv fe;
         adm_fpenv_enter(&fe);
         if (!ok) {
@@ -335,8 +439,7 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         for (int64_t n0 = 0; n0 < N; n0 += NT) {
             int64_t nt = N - n0 < NT ? N - n0 : NT;
             if (!ok) continue;
-            adm_o_rows(&wt, K, n0, n0 + nt, wd);
-            row_norms(wd, nt, K, nw, 1);
+            rows_and_norms(&wt, K, n0, n0 + nt, wd, nw);
 #ifdef ADM_BF16_COND
             if (bf) {
                 memset(wb + (nt - 1) / BF_NR * kp * BF_NR, 0, sizeof *wb * (size_t)(kp * BF_NR)); /* padding rows */
@@ -366,10 +469,11 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
                             cz += fabs(bd[j]);
                         }
                         if (id == OP_LINEAR_GELU) {
-                            double g = c->p->gelu_tanh ? adm_o_gelu_tanh(v, &e) : adm_o_gelu_erf(v, &e);
+                            /* scalar_fns.h's, inlined here (adm_o_gelu_* wrap the same) */
+                            double g = c->p->gelu_tanh ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
                             b = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
                             if (c->cond)
-                                cz = adm_fn_cond_chain(g, c->p->gelu_tanh ? adm_fn_gelu_tanh_d(v) : adm_fn_gelu_erf_d(v),
+                                cz = adm_fn_cond_chain(g, c->p->gelu_tanh ? gelu_tanh_d_from(v, g) : adm_fn_gelu_erf_d(v),
                                                       cz);
                             v = g;
                         }

@@ -304,9 +304,15 @@ static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_res
     adm_op_id id = adm_op_id_of(c->op);
     int gemm = id == OP_MATMUL || id == OP_LINEAR || id == OP_LINEAR_GELU;
     int64_t terms = mpfr_terms(c), budget = o->cfg.mpfr_budget, blunt = 0, left = 0;
-    double spent = 0;
-    if (thr > 0) {
-        for (int64_t i = 0; i < c->numel; i++) blunt += isfinite(val[i]) && bnd[i] > thr;
+    double spent = 0, maxb = 0;
+    /* one pass counts the blunt elements and takes the max bound, which
+     * stands where there are none to refine (the usual case) */
+    for (int64_t i = 0; i < c->numel; i++) {
+        int fin = isfinite(val[i]);
+        blunt += fin && bnd[i] > thr;
+        if (fin && bnd[i] > maxb) maxb = bnd[i];
+    }
+    if (thr > 0 && blunt > 0) {
         if (gemm && blunt > 0) {
             /* a GEMM element is first re-bounded in fp64 (K / 32 each) */
             spent = (double)blunt * (double)((terms + 31) / 32);
@@ -331,9 +337,12 @@ static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_res
         }
     }
     if (r->mpfr_refined == c->numel) r->assumption = NULL; /* every element proven */
-    r->max_bound = 0;
-    for (int64_t i = 0; i < c->numel; i++)
-        if (isfinite(val[i]) && bnd[i] > r->max_bound) r->max_bound = bnd[i];
+    r->max_bound = maxb;
+    if (thr > 0 && blunt > 0) {
+        r->max_bound = 0;
+        for (int64_t i = 0; i < c->numel; i++)
+            if (isfinite(val[i]) && bnd[i] > r->max_bound) r->max_bound = bnd[i];
+    }
     return ADM_OK;
 }
 

@@ -1095,6 +1095,61 @@ START_TEST(test_cond_gemm_blocks)
 }
 END_TEST
 
+/* The GEMM's bound keeps the bits of its derivation (oracle/gemm.c):
+ * gamma_(K-1) ||x_i|| ||w_j|| (no bias), each norm the chain s =
+ * add_up(s, mul_up(p, p)) in k order then sqrt_up, recomputed here one row
+ * at a time with the scalar functions. 21 rows of x (two blocks of the
+ * side-by-side chains and a remainder), 11 of w, odd K; zero rows,
+ * subnormals, the largest bf16, an Inf and a NaN. */
+START_TEST(test_gemm_bound_bits)
+{
+    const adm_op *lin = adm_op_find("linear");
+    enum { M = 21, K = 37, N = 11 };
+    int64_t xs[2] = {M, K}, ws[2] = {N, K};
+    adm_tensor x, w;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, NULL};
+    adm_op_params p;
+    adm_oracle *o;
+    adm_oracle_result r;
+    double nx[M], nw[N], gk = adm_gamma_up(K - 1);
+    ck_assert_int_eq(adm_synth_gaussian(31, 1.0, ADM_BF16, 2, xs, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(32, 0.2, ADM_BF16, 2, ws, &w), ADM_OK);
+    for (int k = 0; k < K; k++) {
+        adm_tensor_set_bits(&x, 2 * K + k, 0);  /* a row of zeros: norm 0 */
+        adm_tensor_set_bits(&x, 17 * K + k, 1); /* a row of the least subnormal */
+        adm_tensor_set_bits(&w, 4 * K + k, k % 2 ? 0x8001 : 0);
+    }
+    adm_tensor_set_bits(&x, 5 * K + 3, 0x7f7f);  /* the largest finite bf16 */
+    adm_tensor_set_bits(&x, 9 * K + 36, 0x7f80); /* +Inf */
+    adm_tensor_set_bits(&x, 12 * K, 0x7fc1);     /* NaN */
+    adm_tensor_set_bits(&w, 7 * K + 20, 0x0281); /* a small normal */
+    for (int i = 0; i < M + N; i++) {
+        const adm_tensor *t = i < M ? &x : &w;
+        int64_t row = i < M ? i : i - M;
+        double s = 0;
+        for (int k = 0; k < K; k++) {
+            double v = adm_tensor_get(t, row * K + k);
+            s = adm_add_up(s, adm_mul_up(v, v));
+        }
+        *(i < M ? &nx[row] : &nw[row]) = adm_sqrt_up(s);
+    }
+    ck_assert_int_eq(adm_op_params_parse(lin, "{}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(o, lin, &p, in, &r), ADM_OK);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double got = ((const double *)r.bound.data)[i * N + j], want = adm_mul_up(adm_mul_up(gk, nx[i]), nw[j]);
+            ck_assert_msg(memcmp(&got, &want, sizeof got) == 0 || (isnan(got) && isnan(want)),
+                          "bound[%d][%d] = %a, the scalar chain's %a (||x_i|| %a, ||w_j|| %a)", i, j, got, want, nx[i],
+                          nw[j]);
+        }
+    adm_oracle_result_free(&r);
+    adm_oracle_free(o);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+}
+END_TEST
+
 /* The condition scale at the edges: NaN and Inf inputs leave it finite
  * wherever the value is finite (a row of Infs only where the value is not),
  * an empty input gives an empty scale, and a cancelling sum gets the sum
@@ -1552,6 +1607,7 @@ static Suite *oracle_suite(void)
     tcase_add_test(tc, test_exact_sums);
     tcase_add_loop_test(tc, test_refine_cancel, 0, 4);
     tcase_add_test(tc, test_cond_special);
+    tcase_add_test(tc, test_gemm_bound_bits);
     suite_add_tcase(s, tc);
     tc = tcase_create("Cond");
     tcase_add_loop_test(tc, test_op_cond, 0, N_OP_CASES);
