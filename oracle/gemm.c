@@ -109,7 +109,7 @@ static void rows_and_norms(const adm_tensor *t, int64_t K, int64_t r0, int64_t r
  * (large positive v), where that term's absolute error, a few u times v
  * 2C (1 + 3A v^2), is below 1e-13 of the derivative (about 1) for v up to
  * 10 and the term itself below u beyond. Where v is 0, 1/2; non-finite
- * where v or g is (Inf, NaN, an overflowing term): adm_o_cond_chain then
+ * where v or g is (Inf, NaN, an overflowing term): adm_fn_cond_chain then
  * takes |g|, as it does for adm_fn_gelu_tanh_d there. */
 static inline double gelu_tanh_d_from(double v, double g)
 {
