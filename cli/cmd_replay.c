@@ -16,7 +16,7 @@
 
 static const char replay_usage[] =
     "usage: admit-kernel replay CAPTURE... [--claim NAME=TIER]... [--json FILE] [--junit FILE] [--html DIR]\n"
-    "                                      [--strict] [--mpfr-budget T] [--device cpu|cuda]\n"
+    "                                      [--strict] [--mpfr-budget T] [--device auto|cpu|cuda[:N]]\n"
     "\n"
     "Scores every candidate output stored in the captures against the oracle,\n"
     "relative to the stored reference output, and prints one verdict per\n"
@@ -28,9 +28,10 @@ static const char replay_usage[] =
     "the reports one process would (README: running on a cluster).\n"
     ADM_CLI_REPORT_USAGE
     "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
-    "  --device D         where the oracle's fp64 pass runs: cpu (default) or cuda (every op but\n"
-    "                     quantize on the GPU; without a usable GPU: exit 2);\n"
-    "                     the gates run on the CPU either way\n"
+    "  --device D         where the oracle's fp64 pass and gates 1 and 2's statistics run: auto\n"
+    "                     (default: the GPU where admit was built with CUDA and one is usable, else\n"
+    "                     the CPU), cpu, cuda or cuda:N (GPU N of the visible ones; without a usable\n"
+    "                     GPU: exit 2); every op but quantize has its oracle on the GPU\n"
     ADM_CLI_BUDGET_HELP
     ADM_CLI_MPI_HELP;
 
@@ -228,6 +229,9 @@ int adm_cmd_replay(int argc, char **argv)
     adm_tier claim_tiers[MAX_CLAIMS];
     int claim_used[MAX_CLAIMS] = {0};
     int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0, strict = 0, npool = 0, use_gpu = 0;
+    /* --device: -2 auto (the default), -1 cpu, >= 0 cuda:N (plain cuda: the current GPU, -3) */
+    int device = -2;
+    char auto_why[256] = "";
     adm_report *rep = NULL;
     judged_capture *judged = NULL;
     pool *pools = NULL;
@@ -250,10 +254,21 @@ int adm_cmd_replay(int argc, char **argv)
             case 'u': junit = v; break;
             case 'H': html = v; break;
             case 's': strict = 1; break;
-            case 'D':
-                if (!strcmp(v, "cuda")) use_gpu = 1;
-                else if (strcmp(v, "cpu")) { rc = adm_cli_usage_error("--device: expected cpu or cuda, got '%s'", v); goto done; }
+            case 'D': {
+                char *end;
+                long k;
+                if (!strcmp(v, "auto")) device = -2;
+                else if (!strcmp(v, "cpu")) device = -1;
+                else if (!strcmp(v, "cuda")) device = -3;
+                else if (!strncmp(v, "cuda:", 5) && (k = strtol(v + 5, &end, 10), end != v + 5 && !*end) && k >= 0 &&
+                         k < 4096)
+                    device = (int)k;
+                else {
+                    rc = adm_cli_usage_error("--device: expected auto, cpu, cuda or cuda:N, got '%s'", v);
+                    goto done;
+                }
                 break;
+            }
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
             case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) goto done; break;
             case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) goto done; break;
@@ -280,13 +295,21 @@ int adm_cmd_replay(int argc, char **argv)
         rc = adm_cli_usage_error("replay: expected at least one CAPTURE");
         goto done;
     }
-    if (use_gpu) {
+    if (device == -2) {
+        /* auto: the GPU where there is a usable one; the report says why not */
+        int ndev = 0;
+        use_gpu = adm_cuda_device_count(&ndev) == ADM_OK && ndev > 0;
+        if (!use_gpu) snprintf(auto_why, sizeof auto_why, " (no usable GPU: %s)", adm_error_message());
+        adm_error_clear();
+    } else if (device != -1) {
         /* asked for the GPU: none is a refusal, not a quiet run on the CPU */
         int ndev = 0;
-        if (adm_cuda_device_count(&ndev) != ADM_OK) {
-            rc = adm_cli_usage_error("replay --device cuda: %s (--device cpu runs the oracle on the CPU)", adm_error_message());
+        if (adm_cuda_device_count(&ndev) != ADM_OK || (device >= 0 && adm_cuda_select(device) != ADM_OK)) {
+            rc = adm_cli_usage_error("replay --device %s: %s (--device cpu runs the oracle on the CPU)",
+                                     device >= 0 ? "cuda:N" : "cuda", adm_error_message());
             goto done;
         }
+        use_gpu = 1;
     }
     /* after the options: --mpfr-budget sets what the default reads */
     adm_oracle_config_default(&replay_ocfg);
@@ -309,9 +332,12 @@ int adm_cmd_replay(int argc, char **argv)
             strncat(list, files[f], sizeof list - strlen(list) - 1);
         }
         adm_cli_report_context(rep, "captures", list);
-        adm_cli_report_context(rep, "device", use_gpu ? "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op but "
-                                                        "quantize (the CPU); gates: see below"
-                                                      : "oracle and gates: the CPU");
+        char line[400];
+        snprintf(line, sizeof line, "%s%s",
+                 use_gpu ? "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op but quantize (the CPU); gates: see below"
+                         : "oracle and gates: the CPU",
+                 use_gpu ? "" : auto_why);
+        adm_cli_report_context(rep, "device", line);
     }
     /* Every capture is read and judged before anything is written (under
      * MPI, over the ranks); a candidate (one op, one name) found in several
@@ -374,8 +400,8 @@ int adm_cmd_replay(int argc, char **argv)
         }
         if (use_gpu) {
             char where[512];
-            snprintf(where, sizeof where, "oracle: the GPU (cuBLAS DGEMM + CUDA) for the GEMM-family and elementwise "
-                     "ops, the CPU for the others; statistics (gates 1 and 2): the GPU for %d of %d candidates "
+            snprintf(where, sizeof where, "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op but quantize (the "
+                     "CPU); statistics (gates 1 and 2): the GPU for %d of %d candidates "
                      "(contiguous bf16, fp16, fp32 and fp64 outputs), the CPU for the others; other gates (special "
                      "values, strides, flips, exactness): the CPU", on_gpu, judged_n);
             adm_cli_report_context(rep, "device", where);

@@ -18,6 +18,10 @@ ADM_API int adm_cuda_built(void);
 /* ADM_OK and *count >= 1 when a usable device exists; ADM_ERR_NO_DEVICE
  * (with the reason in the message) when none does. Never fatal. */
 ADM_API adm_status adm_cuda_device_count(int *count);
+/* Makes GPU `device` (0 .. count - 1, as CUDA numbers the visible ones)
+ * the one this thread's later GPU work runs on; ADM_ERR_NO_DEVICE naming
+ * the count when there is no such device. */
+ADM_API adm_status adm_cuda_select(int device);
 /* The device's name and compute capability, for reports. */
 ADM_API adm_status adm_cuda_device_name(char *buf, size_t n, int *cc_major, int *cc_minor);
 

@@ -93,6 +93,7 @@ typedef struct adm_cuda_module {
     uint32_t abi, size;
     adm_status (*device_count)(int *count);
     adm_status (*device_name)(char *buf, size_t n, int *cc_major, int *cc_minor);
+    adm_status (*device_select)(int device);
     adm_status (*convert_f32)(adm_dtype dt, adm_round mode, unsigned flags, const float *in, uint16_t *out,
                               size_t n);
     adm_status (*convert_f32_range)(adm_dtype dt, adm_round mode, unsigned flags, uint32_t first, uint16_t *out,

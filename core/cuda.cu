@@ -102,6 +102,16 @@ extern "C" adm_status adm_cuda_device_name(char *buf, size_t n, int *cc_major, i
     return ADM_OK;
 }
 
+extern "C" adm_status adm_cuda_select(int device)
+{
+    int count = 0;
+    ADM_TRY(adm_cuda_device_count(&count));
+    if (device < 0 || device >= count)
+        return ADM_FAIL(ADM_ERR_NO_DEVICE, "GPU %d asked for, %d present (numbered from 0)", device, count);
+    ADM_CUDA_CHECK(cudaSetDevice(device));
+    return ADM_OK;
+}
+
 extern "C" adm_status adm_cuda_convert_f32(adm_dtype dt, adm_round mode, unsigned flags,
                                            const float *in, uint16_t *out, size_t n)
 {

@@ -135,6 +135,13 @@ adm_status adm_cuda_device_count(int *count)
     return m->device_count(count);
 }
 
+adm_status adm_cuda_select(int device)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->device_select(device);
+}
+
 adm_status adm_cuda_device_name(char *buf, size_t n, int *cc_major, int *cc_minor)
 {
     const adm_cuda_module *m;
@@ -180,6 +187,12 @@ int adm_cuda_built(void) { return 0; }
 adm_status adm_cuda_device_count(int *count)
 {
     *count = 0;
+    return ADM_FAIL(ADM_ERR_NO_DEVICE, "admit was built without CUDA");
+}
+
+adm_status adm_cuda_select(int device)
+{
+    (void)device;
     return ADM_FAIL(ADM_ERR_NO_DEVICE, "admit was built without CUDA");
 }
 

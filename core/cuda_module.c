@@ -82,6 +82,7 @@ static const adm_cuda_module table = {
     sizeof(adm_cuda_module),
     adm_cuda_device_count,
     adm_cuda_device_name,
+    adm_cuda_select,
     adm_cuda_convert_f32,
     adm_cuda_convert_f32_range,
     adm_o_cuda_usable,

@@ -134,10 +134,19 @@ assert all(isinstance(x, float) and x >= 0 for x in t.values()), t
 assert t["statistics"] > 0 and t["read"] > 0, t' "$work/dev.json" ||
     { echo "FAIL: the report has no phase timings"; fails=$((fails + 1)); }
 checks=$((checks + 1))
-expect 2 "--device: expected cpu or cuda, got 'gpu'" -- "$admit" replay "$g" --device gpu
+expect 2 "--device: expected auto, cpu, cuda or cuda:N, got 'gpu'" -- "$admit" replay "$g" --device gpu
+expect 2 "--device: expected auto, cpu, cuda or cuda:N, got 'cuda:x'" -- "$admit" replay "$g" --device cuda:x
 if ! "$admit" version 2>&1 | grep -q 'device .*(sm_'; then
     expect 2 "replay --device cuda: " "(--device cpu runs the oracle on the CPU)" -- \
         "$admit" replay "$g" --device cuda --json "$work/nogpu.json"
     [ -e "$work/nogpu.json" ] && { echo "FAIL: a refused replay --device cuda wrote a report"; fails=$((fails + 1)); }
+    expect 2 "replay --device cuda:N: " -- "$admit" replay "$g" --device cuda:0 --json "$work/nogpu.json"
+    [ -e "$work/nogpu.json" ] && { echo "FAIL: a refused replay --device cuda:0 wrote a report"; fails=$((fails + 1)); }
+    # the default (auto) without a usable GPU: the CPU, and the report says why
+    expect 0 "fused_epilogue         -         lossless" -- "$admit" replay "$g" --json "$work/auto.json"
+    /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["run"]["device"]
+assert d.startswith("oracle and gates: the CPU (no usable GPU: "), d' "$work/auto.json" ||
+        { echo "FAIL: replay's default did not say why it ran on the CPU"; fails=$((fails + 1)); }
+    checks=$((checks + 1))
 fi
 finish cli_replay
