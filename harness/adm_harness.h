@@ -104,6 +104,12 @@ typedef struct adm_gate_config {
      * magnitude_limit exp(magnitude_z / sqrt(n)) over n elements, and the
      * max's yardstick never below rms sqrt(2 ln(n / 1e-3)) (GATES.md) */
     double magnitude_z;
+    /* 1e-3: the false-alarm rate of the RMS ratios per verdict, shared by
+     * the RMS and (where gated) the ulp ratio: the limit is
+     * magnitude_limit exp(max(magnitude_z / sqrt(n), t se)), se the paired
+     * standard error of the ratio's log, t the one-sided Student-t
+     * quantile at n - 1 degrees of freedom (GATES.md, gate 1) */
+    double magnitude_alpha;
     double flip_limit;        /* 1.5 */
     double sharpness;         /* 1e-3: oracle bound / reference RMS error */
     /* 32: a verdict needs at least this many finite, non-trivial elements
@@ -159,6 +165,10 @@ typedef struct adm_evidence {
     double n, nontrivial;      /* judged elements (all finite); of which non-trivial */
     /* gate 1: sums of squares and maxima */
     double ec2, er2, q2, uc2, ur2, uq2;
+    /* and the fourth-order sums of the RMS ratios' paired standard error:
+     * sum e_c^4, e_r^4, q^4, e_c^2 e_r^2, e_c^2 q^2 (q = round(o) - o), in
+     * units of D^4; the same in ulps, in units of Du^4 */
+    double ec4, er4, q4, ecr, ecq, uc4, ur4, uq4, ucr, ucq;
     double maxc, maxr, maxq, umaxc, umaxr, umaxq;
     int ulp_gated;             /* 1 when every pooled capture had a condition scale */
     /* gate 2, global: moments of z = w d / D (d = c - r, the paired
@@ -222,6 +232,9 @@ typedef struct adm_verdict {
      * its ratio; the magnitude limit in force after the sampling allowance */
     double ulp_max_r, ulp_max_c, ulp_max_ratio, magnitude_limit_n;
     double ulp_rms_r, ulp_rms_c, ulp_rms_round, ulp_ratio;
+    /* the RMS and ulp ratios' limits in force (magnitude_limit_n or above,
+     * from the paired standard errors of their logs, rms_se and ulp_se) */
+    double rms_limit_n, ulp_limit_n, rms_se, ulp_se;
     int ulp_gated;             /* 1: ulps at the condition scale, gated; 0: at the token/channel scale, reported only */
     /* gate 2: every statistic's test, in units of D (scope x kind) */
     adm_bias_test bias[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];

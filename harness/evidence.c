@@ -181,8 +181,8 @@ static inline int hist_log_bin(double ulps)
 #define HIST_BLOCK (2 * ADM_HIST_BINS + 2 * ADM_HIST_LOG_BINS)
 
 /* Per block of rows: the magnitude sums, maxima and the histograms. */
-enum { MG_ER2, MG_EC2, MG_Q2, MG_UR2, MG_UC2, MG_UQ2, MG_MAXR, MG_MAXC, MG_MAXQ, MG_UMAXR, MG_UMAXC, MG_UMAXQ,
-       MG_NONTRIV, MG_NS };
+enum { MG_ER2, MG_EC2, MG_Q2, MG_UR2, MG_UC2, MG_UQ2, MG_EC4, MG_ER4, MG_Q4, MG_ECR, MG_ECQ, MG_UC4, MG_UR4, MG_UQ4,
+       MG_UCR, MG_UCQ, MG_MAXR, MG_MAXC, MG_MAXQ, MG_UMAXR, MG_UMAXC, MG_UMAXQ, MG_NONTRIV, MG_NS };
 
 /* The channel sums are kept per stripe of row blocks (a partition of the
  * rows that depends on the shape alone, never on the thread count) and
@@ -251,6 +251,8 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
              * in memory (no aliasing with the group sums to fear) */
             double er2 = 0, ec2 = 0, q2 = 0, ur2 = 0, uc2 = 0, uq2 = 0, mr = 0, mc = 0, mq = 0, umr = 0, umc = 0,
                    umq = 0, nontriv = 0, *M = mg + bk * MG_NS;
+            /* the fourth-order sums of gate 1's paired standard error */
+            double ec4 = 0, er4 = 0, q4 = 0, ecr = 0, ecq = 0, uc4 = 0, ur4 = 0, uq4 = 0, ucr = 0, ucq = 0;
             int64_t *H = ph + bk * HIST_BLOCK;
             for (int64_t row = bk * RB; row < R && row < (bk + 1) * RB; row++) {
                 double rr = 0, floor_ = 0, g[RAW_NS];
@@ -280,6 +282,16 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
                     ur2 += eu * eu;
                     uc2 += cu * cu;
                     uq2 += qu * qu;
+                    ec4 += (ec * ec) * (ec * ec);
+                    er4 += (er * er) * (er * er);
+                    q4 += (q * q) * (q * q);
+                    ecr += (ec * ec) * (er * er);
+                    ecq += (ec * ec) * (q * q);
+                    uc4 += (cu * cu) * (cu * cu);
+                    ur4 += (eu * eu) * (eu * eu);
+                    uq4 += (qu * qu) * (qu * qu);
+                    ucr += (cu * cu) * (eu * eu);
+                    ucq += (cu * cu) * (qu * qu);
                     mr = max2(mr, fabs(er));
                     mc = max2(mc, fabs(ec));
                     mq = max2(mq, fabs(q));
@@ -302,6 +314,16 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
             M[MG_UR2] = ur2;
             M[MG_UC2] = uc2;
             M[MG_UQ2] = uq2;
+            M[MG_EC4] = ec4;
+            M[MG_ER4] = er4;
+            M[MG_Q4] = q4;
+            M[MG_ECR] = ecr;
+            M[MG_ECQ] = ecq;
+            M[MG_UC4] = uc4;
+            M[MG_UR4] = ur4;
+            M[MG_UQ4] = uq4;
+            M[MG_UCR] = ucr;
+            M[MG_UCQ] = ucq;
             M[MG_MAXR] = mr;
             M[MG_MAXC] = mc;
             M[MG_MAXQ] = mq;
@@ -318,7 +340,7 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
         for (int64_t t = 0; t < N * RAW_NS; t++) chans[t] += chans[st * N * RAW_NS + t];
     for (int64_t bk = 0; bk < nb; bk++) {
         const double *M = mg + bk * MG_NS;
-        for (int t = MG_ER2; t <= MG_UQ2; t++) m[t] += M[t];
+        for (int t = MG_ER2; t <= MG_UCQ; t++) m[t] += M[t];
         for (int t = MG_MAXR; t <= MG_UMAXQ; t++) m[t] = fmax(m[t], M[t]);
         m[MG_NONTRIV] += M[MG_NONTRIV];
         for (int k = 0; k < ADM_HIST_BINS; k++) {
@@ -374,6 +396,19 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
         ev->umaxc = SCALED(m[MG_UMAXC], invDu, Du == 0);
         ev->umaxr = m[MG_UMAXR] * invDu;
         ev->umaxq = m[MG_UMAXQ] * invDu;
+        /* one factor at a time: invD^4 itself may overflow where D^4 sums do not */
+#define SCALED4(x, inv, unit0) ((unit0) && (x) != 0 ? INFINITY : (x) * (inv) * (inv) * (inv) * (inv))
+        ev->ec4 = SCALED4(m[MG_EC4], invD, D == 0);
+        ev->er4 = m[MG_ER4] * invD * invD * invD * invD;
+        ev->q4 = m[MG_Q4] * invD * invD * invD * invD;
+        ev->ecr = SCALED4(m[MG_ECR], invD, D == 0);
+        ev->ecq = SCALED4(m[MG_ECQ], invD, D == 0);
+        ev->uc4 = SCALED4(m[MG_UC4], invDu, Du == 0);
+        ev->ur4 = m[MG_UR4] * invDu * invDu * invDu * invDu;
+        ev->uq4 = m[MG_UQ4] * invDu * invDu * invDu * invDu;
+        ev->ucr = SCALED4(m[MG_UCR], invDu, Du == 0);
+        ev->ucq = SCALED4(m[MG_UCQ], invDu, Du == 0);
+#undef SCALED4
 #undef SCALED
         if (md > 0) {
             double orms = sqrt(tot[RAW_O2] / md);
@@ -434,6 +469,16 @@ static void evidence_pool(adm_evidence *a, const adm_evidence *b)
     a->uc2 += b->uc2;
     a->ur2 += b->ur2;
     a->uq2 += b->uq2;
+    a->ec4 += b->ec4;
+    a->er4 += b->er4;
+    a->q4 += b->q4;
+    a->ecr += b->ecr;
+    a->ecq += b->ecq;
+    a->uc4 += b->uc4;
+    a->ur4 += b->ur4;
+    a->uq4 += b->uq4;
+    a->ucr += b->ucr;
+    a->ucq += b->ucq;
     a->maxc = fmax(a->maxc, b->maxc);
     a->maxr = fmax(a->maxr, b->maxr);
     a->maxq = fmax(a->maxq, b->maxq);
@@ -469,6 +514,28 @@ static double t_quantile(double p, double dof)
 }
 
 static double mom_mean(const adm_moments *m) { return m->n > 0 ? m->s1 / m->n : 0; }
+
+/* The paired (delta-method) standard error of log(RMS_c / RMS_y) over n
+ * elements: log RMS = log(S) / 2 with S the mean square, so the log ratio
+ * is to first order the mean of z_i = a_i / (2 A) - b_i / (2 B) (a = e_c^2,
+ * A = mean a; b = y^2, B = mean b, y the yardstick's series), whose sample
+ * variance needs only the sums of a^2, b^2 and a b. Candidate and
+ * reference errors on the same elements are paired, and errors whose size
+ * follows |o| (bf16) make the few largest elements carry the mean squares:
+ * both are in these sums, where a fixed 1/sqrt(n) assumes independent,
+ * homoscedastic errors. 0 where it cannot be estimated (fewer than 2
+ * elements, a zero or non-finite sum): the caller's floor applies. */
+static double log_ratio_se(double n, double a1, double a2, double b1, double b2, double ab)
+{
+    double A, B, var;
+    if (!(n >= 2) || !(a1 > 0) || !(b1 > 0)) return 0;
+    A = a1 / n;
+    B = b1 / n;
+    /* sum (a/A - b/B)^2 / 4, whose terms have mean 0 exactly */
+    var = (a2 / (A * A) + b2 / (B * B) - 2 * ab / (A * B)) / 4 / (n - 1);
+    if (!isfinite(var) || !(var > 0)) return 0;
+    return sqrt(var / n);
+}
 
 /* The sample variance (n - 1 in the denominator), never negative. */
 static double mom_var(const adm_moments *m)
@@ -618,9 +685,26 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
          * scale a cancelling element makes two equally good paths look
          * different (GATES.md). */
         double nf = n > 1 ? sqrt(2.0 * log(n / 1e-3)) : 0.0, dmax = fmax(fmax(ev->maxr, ev->maxq), den * nf);
-        double dumax = fmax(fmax(ev->umaxr, ev->umaxq), uden * nf), lim;
+        double dumax = fmax(fmax(ev->umaxr, ev->umaxq), uden * nf), lim, lim_rms, lim_ulp, t1, se, seu, zf;
         v->ulp_gated = ev->ulp_gated;
-        lim = v->magnitude_limit_n = cfg->magnitude_limit * exp(cfg->magnitude_z / sqrt(n));
+        zf = cfg->magnitude_z / sqrt(n);
+        lim = v->magnitude_limit_n = cfg->magnitude_limit * exp(zf);
+        /* The RMS ratios' limits from the data (GATES.md, gate 1): the
+         * paired standard error of the log ratio against the yardstick's
+         * series (the reference's error, or the correctly rounded output's
+         * where that is larger), times the one-sided Student-t quantile of
+         * magnitude_alpha shared by the RMS and, where gated, the ulp
+         * ratio; never below the fixed allowance zf, which the real-kernel
+         * sweep was measured against. */
+        t1 = n >= 2 ? t_quantile(cfg->magnitude_alpha / (ev->ulp_gated ? 2 : 1), n - 1) : 0;
+        se = ev->er2 >= ev->q2 ? log_ratio_se(n, ev->ec2, ev->ec4, ev->er2, ev->er4, ev->ecr)
+                               : log_ratio_se(n, ev->ec2, ev->ec4, ev->q2, ev->q4, ev->ecq);
+        seu = ev->ur2 >= ev->uq2 ? log_ratio_se(n, ev->uc2, ev->uc4, ev->ur2, ev->ur4, ev->ucr)
+                                 : log_ratio_se(n, ev->uc2, ev->uc4, ev->uq2, ev->uq4, ev->ucq);
+        v->rms_se = se;
+        v->ulp_se = seu;
+        lim_rms = v->rms_limit_n = cfg->magnitude_limit * exp(fmax(zf, t1 * se));
+        lim_ulp = v->ulp_limit_n = cfg->magnitude_limit * exp(fmax(zf, t1 * seu));
         v->rms_ratio = den > 0 ? sqrt(ev->ec2 / n) / den : (ev->ec2 > 0 ? INFINITY : 0);
         v->ulp_ratio = uden > 0 ? sqrt(ev->uc2 / n) / uden : (ev->uc2 > 0 ? INFINITY : 0);
         v->max_ratio = dmax > 0 ? ev->maxc / dmax : (ev->maxc > 0 ? INFINITY : 0);
@@ -642,13 +726,13 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
             v->out_rms = ev->o_rms_over_D / n;
         }
         v->max_expected = pooled ? dmax : dmax * Dabs;
-        if (v->rms_ratio > lim && !ADM_MUTANT("rms")) {
+        if (v->rms_ratio > lim_rms && !ADM_MUTANT("rms")) {
             if (pooled)
                 adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error is %.3gx the reference path's over %.0f captures "
-                                "(limit %.3gx over %.0f elements).", v->rms_ratio, ev->captures, lim, n);
+                                "(limit %.3gx over %.0f elements).", v->rms_ratio, ev->captures, lim_rms, n);
             else
                 adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error %.3g is %.3gx the reference path's %.3g (limit "
-                                "%.3gx over %.0f elements).", v->rms_c, v->rms_ratio, Dabs, lim, n);
+                                "%.3gx over %.0f elements).", v->rms_c, v->rms_ratio, Dabs, lim_rms, n);
         }
         if (v->max_ratio_judged > lim && !ADM_MUTANT("max")) {
             /* the figure judged leads, so that it is the one the reports' max column shows */
@@ -662,11 +746,11 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
                 adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "Max error %.3g%s is %.3gx the reference path's %s %.3g%s "
                                 "(limit %.3gx).", v->max_c, unit, v->max_ratio, yard, v->max_expected, unit, lim);
         }
-        if (v->ulp_gated && v->ulp_ratio > lim && !ADM_MUTANT("ulp"))
+        if (v->ulp_gated && v->ulp_ratio > lim_ulp && !ADM_MUTANT("ulp"))
             adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error in ulps at the condition scale is %.3gx the reference "
                             "path's (limit %.3gx): the elements of small magnitude carry larger errors.",
-                            v->ulp_ratio, lim);
-        v->power.rms_ratio = lim;
+                            v->ulp_ratio, lim_ulp);
+        v->power.rms_ratio = lim_rms;
     }
     /* ---- gate 2 */
     {
