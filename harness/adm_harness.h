@@ -174,6 +174,12 @@ typedef struct adm_evidence {
     /* gate 2, global: moments of z = w d / D (d = c - r, the paired
      * difference) and of w e_r / D, w = 1, sign(o), o / rms(o) by kind */
     adm_moments d[ADM_BIAS_KINDS], r[ADM_BIAS_KINDS];
+    /* the mean's and the sign's significance, in ulps at the condition
+     * scale: moments of u d and of u e_r (mean), sign(o) u d and sign(o) u
+     * e_r (sign), u the inverse ulp; and the sum of ulp / D, the mean ulp
+     * in units of D that turns a lean in ulps into one in D */
+    adm_moments dw[2], rw[2];
+    double ulp_over_D;
     /* gate 2, per group (scope 1 channels, 2 rows): moments over the groups
      * of u = L^2 - v, a group's lean L (the mean of z over the group) less
      * its sampling variance v, for d, for e_r and for e_c; and the sum of
@@ -198,6 +204,7 @@ typedef struct adm_bias_test {
     double excess;             /* the candidate's lean beyond the credited reference's */
     double floor;              /* the materiality floor */
     double t, dof;             /* the Student-t quantile of the statistic's false-alarm share, its dof */
+    double z;                  /* the test statistic compared with t (global mean and sign: in ulps) */
     double detect;             /* the smallest lean this evidence would reject (the power) */
 } adm_bias_test;
 

@@ -182,7 +182,7 @@ static inline int hist_log_bin(double ulps)
 
 /* Per block of rows: the magnitude sums, maxima and the histograms. */
 enum { MG_ER2, MG_EC2, MG_Q2, MG_UR2, MG_UC2, MG_UQ2, MG_EC4, MG_ER4, MG_Q4, MG_ECR, MG_ECQ, MG_UC4, MG_UR4, MG_UQ4,
-       MG_UCR, MG_UCQ, MG_MAXR, MG_MAXC, MG_MAXQ, MG_UMAXR, MG_UMAXC, MG_UMAXQ, MG_NONTRIV, MG_NS };
+       MG_UCR, MG_UCQ, MG_WD1, MG_WD2, MG_WR1, MG_WR2, MG_SD1, MG_SD2, MG_SR1, MG_SR2, MG_ULP, MG_MAXR, MG_MAXC, MG_MAXQ, MG_UMAXR, MG_UMAXC, MG_UMAXQ, MG_NONTRIV, MG_NS };
 
 /* The channel sums are kept per stripe of row blocks (a partition of the
  * rows that depends on the shape alone, never on the thread count) and
@@ -253,6 +253,8 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
                    umq = 0, nontriv = 0, *M = mg + bk * MG_NS;
             /* the fourth-order sums of gate 1's paired standard error */
             double ec4 = 0, er4 = 0, q4 = 0, ecr = 0, ecq = 0, uc4 = 0, ur4 = 0, uq4 = 0, ucr = 0, ucq = 0;
+            /* the mean's and the sign's weighted sums, in ulps (gate 2) */
+            double wd1 = 0, wd2 = 0, wr1 = 0, wr2 = 0, sd1 = 0, sd2 = 0, sr1 = 0, sr2 = 0, ulps = 0;
             int64_t *H = ph + bk * HIST_BLOCK;
             for (int64_t row = bk * RB; row < R && row < (bk + 1) * RB; row++) {
                 double rr = 0, floor_ = 0, g[RAW_NS];
@@ -292,6 +294,18 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
                     uq4 += (qu * qu) * (qu * qu);
                     ucr += (cu * cu) * (eu * eu);
                     ucq += (cu * cu) * (qu * qu);
+                    {
+                        double du = (c - r) * u, sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
+                        wd1 += du;
+                        wd2 += du * du;
+                        wr1 += eu;
+                        wr2 += eu * eu;
+                        sd1 += sg * du;
+                        sd2 += du * du * (sg != 0);
+                        sr1 += sg * eu;
+                        sr2 += eu * eu * (sg != 0);
+                        ulps += 1.0 / u;
+                    }
                     mr = max2(mr, fabs(er));
                     mc = max2(mc, fabs(ec));
                     mq = max2(mq, fabs(q));
@@ -324,6 +338,15 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
             M[MG_UQ4] = uq4;
             M[MG_UCR] = ucr;
             M[MG_UCQ] = ucq;
+            M[MG_WD1] = wd1;
+            M[MG_WD2] = wd2;
+            M[MG_WR1] = wr1;
+            M[MG_WR2] = wr2;
+            M[MG_SD1] = sd1;
+            M[MG_SD2] = sd2;
+            M[MG_SR1] = sr1;
+            M[MG_SR2] = sr2;
+            M[MG_ULP] = ulps;
             M[MG_MAXR] = mr;
             M[MG_MAXC] = mc;
             M[MG_MAXQ] = mq;
@@ -340,7 +363,7 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
         for (int64_t t = 0; t < N * RAW_NS; t++) chans[t] += chans[st * N * RAW_NS + t];
     for (int64_t bk = 0; bk < nb; bk++) {
         const double *M = mg + bk * MG_NS;
-        for (int t = MG_ER2; t <= MG_UCQ; t++) m[t] += M[t];
+        for (int t = MG_ER2; t <= MG_ULP; t++) m[t] += M[t];
         for (int t = MG_MAXR; t <= MG_UMAXQ; t++) m[t] = fmax(m[t], M[t]);
         m[MG_NONTRIV] += M[MG_NONTRIV];
         for (int k = 0; k < ADM_HIST_BINS; k++) {
@@ -423,6 +446,11 @@ adm_status adm_h_measure_numeric(const adm_judge_input *in, const adm_h_reader *
             ev->floor_rel[ADM_BIAS_GLOBAL][ADM_BIAS_SIGN] = md * uw * (tot[RAW_AO] / md) * invD;
             ev->floor_rel[ADM_BIAS_GLOBAL][ADM_BIAS_GAIN] = md * uw * orms * invD;
             ev->o_rms_over_D = md * orms * invD;
+            ev->dw[ADM_BIAS_MEAN] = (adm_moments){md, m[MG_WD1], m[MG_WD2]};
+            ev->rw[ADM_BIAS_MEAN] = (adm_moments){md, m[MG_WR1], m[MG_WR2]};
+            ev->dw[ADM_BIAS_SIGN] = (adm_moments){md, m[MG_SD1], m[MG_SD2]};
+            ev->rw[ADM_BIAS_SIGN] = (adm_moments){md, m[MG_SR1], m[MG_SR2]};
+            ev->ulp_over_D = m[MG_ULP] * invD;
             /* A 1-D output's one row is the whole output and its channels
              * are single elements: the group statistics would only repeat
              * the global ones (or say nothing). */
@@ -489,6 +517,10 @@ static void evidence_pool(adm_evidence *a, const adm_evidence *b)
     for (int k = 0; k < ADM_BIAS_KINDS; k++) {
         mom_pool(&a->d[k], &b->d[k]);
         mom_pool(&a->r[k], &b->r[k]);
+        if (k < 2) {
+            mom_pool(&a->dw[k], &b->dw[k]);
+            mom_pool(&a->rw[k], &b->rw[k]);
+        }
         for (int s = 0; s < ADM_BIAS_SCOPES; s++) {
             mom_pool(&a->gd[s][k], &b->gd[s][k]);
             mom_pool(&a->gr[s][k], &b->gr[s][k]);
@@ -498,6 +530,7 @@ static void evidence_pool(adm_evidence *a, const adm_evidence *b)
         }
     }
     a->o_rms_over_D += b->o_rms_over_D;
+    a->ulp_over_D += b->ulp_over_D;
     a->flips_r += b->flips_r;
     a->flips_c += b->flips_c;
     a->ties += b->ties;
@@ -573,10 +606,29 @@ static void test_global(const adm_evidence *ev, int k, double mat, double alpha_
     b->excess = fabs(cr + b->diff) - fabs(cr);
     b->dof = n - 1;
     b->t = t_quantile(alpha_k / 2, b->dof);
+    b->z = se > 0 ? fabs(b->diff) / se : (b->diff != 0 ? INFINITY : 0);
+    if (k != ADM_BIAS_GAIN && ev->ulp_over_D > 0) {
+        /* The mean's and the sign's significance in ulps at the condition
+         * scale (GATES.md, gate 2): a rounding's error spreads in
+         * proportion to the element's ulp, and a rounding that leans (a
+         * nudge, rounding up, truncation) leans by a share of that ulp, so
+         * the mean of u d is its matched filter, with every element's term
+         * of the same spread, where the mean of d is carried by the few
+         * largest elements' noise. Reported: the mean lean of d in D (what
+         * it estimates whatever the lean's form); its standard error here
+         * is the test's, in D by the mean ulp (exact for a lean of a
+         * constant number of ulps). */
+        const adm_moments *dw = &ev->dw[k], *rw = &ev->rw[k];
+        double sw = sqrt(mom_var(dw) / n), swr = sqrt(mom_var(rw) / n), mu = ev->ulp_over_D / n;
+        double m = mom_mean(dw);
+        b->z = sw > 0 ? fabs(m) / sw : (m != 0 ? INFINITY : 0);
+        se = b->se = sw * mu;
+        se_r = swr * mu;
+    }
     /* significance on the paired difference (the paths' errors are
      * strongly paired: independent standard errors hide a lean of 0.5 D at
      * 64 outputs), materiality on the lean beyond the reference's */
-    b->failed = fabs(b->diff) > b->t * se && b->excess > b->floor && !ADM_MUTANT(kind_names[k]);
+    b->failed = b->z > b->t && b->excess > b->floor && !ADM_MUTANT(kind_names[k]);
     /* power: a lean moves roundings, so its paired spread is never below
      * the reference's own noise */
     b->detect = fmax(b->floor, b->t * fmax(se, se_r));
@@ -611,6 +663,7 @@ static void test_group(const adm_evidence *ev, int scope, int k, double mat, dou
      * to errors correlated inside a group) */
     b->diff = mom_mean(d);
     se_d = b->se = sqrt(mom_var(d) / G);
+    b->z = se_d > 0 ? b->diff / se_d : INFINITY;
     Ur = mom_mean(r);
     se_r = sqrt(mom_var(r) / G);
     Uc = mom_mean(c);
@@ -633,7 +686,7 @@ static void test_group(const adm_evidence *ev, int scope, int k, double mat, dou
 static void explain_bias(adm_verdict *v, int scope, int k, const adm_bias_test *b, double Dabs, int pooled)
 {
     char scale[64] = "";
-    double z = b->se > 0 ? fabs(b->diff) / b->se : INFINITY;
+    double z = b->z;
     if (!pooled && Dabs > 0) snprintf(scale, sizeof scale, "D = %.3g, ", Dabs);
     if (scope == ADM_BIAS_GLOBAL) {
         static const char *what[3] = {"Signed mean error", "Mean error along sign(oracle)", "Gain (error on the oracle)"};
