@@ -607,7 +607,9 @@ static void test_global(const adm_evidence *ev, int k, double mat, double alpha_
     b->dof = n - 1;
     b->t = t_quantile(alpha_k / 2, b->dof);
     b->z = se > 0 ? fabs(b->diff) / se : (b->diff != 0 ? INFINITY : 0);
-    if (k != ADM_BIAS_GAIN && ev->ulp_over_D > 0) {
+    /* (where an element's inverse ulp overflows, an fp64 output's exact
+     * zero, the sums in ulps are not finite and the mean of d decides) */
+    if (k != ADM_BIAS_GAIN && ev->ulp_over_D > 0 && isfinite(ev->dw[k].s2) && isfinite(ev->rw[k].s2)) {
         /* The mean's and the sign's significance in ulps at the condition
          * scale (GATES.md, gate 2): a rounding's error spreads in
          * proportion to the element's ulp, and a rounding that leans (a
