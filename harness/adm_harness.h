@@ -204,7 +204,9 @@ typedef struct adm_bias_test {
     double excess;             /* the candidate's lean beyond the credited reference's */
     double floor;              /* the materiality floor */
     double t, dof;             /* the Student-t quantile of the statistic's false-alarm share, its dof */
-    double z;                  /* the test statistic compared with t (global mean and sign: in ulps) */
+    double z;                  /* the test statistic compared with t (global mean and sign: the larger of two) */
+    double se_ulp;             /* global mean and sign: the second test's standard error (in ulps, times the
+                                * mean ulp in D); 0 where it does not apply */
     double detect;             /* the smallest lean this evidence would reject (the power) */
 } adm_bias_test;
 

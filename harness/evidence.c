@@ -587,10 +587,19 @@ static double credited(double x, double se)
     return x * fmax(0.0, 1.0 - (se * se) / (x * x));
 }
 
+/* Whether the mean's or the sign's test in ulps applies: kinds 0 and 1,
+ * sums in ulps that are finite (an fp64 output's exact zero has an inverse
+ * ulp that overflows: the mean of d alone decides there). */
+static int ulps_apply(const adm_evidence *ev, int k)
+{
+    return k != ADM_BIAS_GAIN && ev->d[k].n >= 2 && ev->ulp_over_D > 0 && isfinite(ev->dw[k].s2) &&
+           isfinite(ev->rw[k].s2);
+}
+
 static void test_global(const adm_evidence *ev, int k, double mat, double alpha_k, adm_bias_test *b)
 {
     const adm_moments *d = &ev->d[k], *r = &ev->r[k];
-    double n = d->n, se, se_r, Sr, Sc, cr;
+    double n = d->n, se, se_r, Sr, Sc, cr, det;
     memset(b, 0, sizeof *b);
     if (n < 2 || (k == ADM_BIAS_GAIN && !(ev->o_rms_over_D > 0))) return;
     b->applicable = 1;
@@ -607,33 +616,34 @@ static void test_global(const adm_evidence *ev, int k, double mat, double alpha_
     b->dof = n - 1;
     b->t = t_quantile(alpha_k / 2, b->dof);
     b->z = se > 0 ? fabs(b->diff) / se : (b->diff != 0 ? INFINITY : 0);
-    /* (where an element's inverse ulp overflows, an fp64 output's exact
-     * zero, the sums in ulps are not finite and the mean of d decides) */
-    if (k != ADM_BIAS_GAIN && ev->ulp_over_D > 0 && isfinite(ev->dw[k].s2) && isfinite(ev->rw[k].s2)) {
-        /* The mean's and the sign's significance in ulps at the condition
+    /* power: a lean moves roundings, so its paired spread is never below
+     * the reference's own noise */
+    det = b->t * fmax(se, se_r);
+    if (ulps_apply(ev, k)) {
+        /* The mean's and the sign's second test, in ulps at the condition
          * scale (GATES.md, gate 2): a rounding's error spreads in
          * proportion to the element's ulp, and a rounding that leans (a
          * nudge, rounding up, truncation) leans by a share of that ulp, so
-         * the mean of u d is its matched filter, with every element's term
-         * of the same spread, where the mean of d is carried by the few
-         * largest elements' noise. Reported: the mean lean of d in D (what
-         * it estimates whatever the lean's form); its standard error here
-         * is the test's, in D by the mean ulp (exact for a lean of a
+         * the mean of u d is its matched filter, every element's term of
+         * the same spread, where the mean of d is carried by the few
+         * largest elements' noise. Where a path errs far beyond its ulps
+         * on a few elements (an fp32 tanh-GELU's cancelling tail) the
+         * mean of d is the better test: both are made, each a statistic of
+         * the shared false-alarm budget. Its standard error in D is the
+         * one in ulps times the mean ulp in D (exact for a lean of a
          * constant number of ulps). */
         const adm_moments *dw = &ev->dw[k], *rw = &ev->rw[k];
         double sw = sqrt(mom_var(dw) / n), swr = sqrt(mom_var(rw) / n), mu = ev->ulp_over_D / n;
-        double m = mom_mean(dw);
-        b->z = sw > 0 ? fabs(m) / sw : (m != 0 ? INFINITY : 0);
-        se = b->se = sw * mu;
-        se_r = swr * mu;
+        double m = mom_mean(dw), zw = sw > 0 ? fabs(m) / sw : (m != 0 ? INFINITY : 0);
+        b->se_ulp = sw * mu;
+        b->z = fmax(b->z, zw);
+        det = fmin(det, b->t * fmax(sw, swr) * mu);
     }
     /* significance on the paired difference (the paths' errors are
      * strongly paired: independent standard errors hide a lean of 0.5 D at
      * 64 outputs), materiality on the lean beyond the reference's */
     b->failed = b->z > b->t && b->excess > b->floor && !ADM_MUTANT(kind_names[k]);
-    /* power: a lean moves roundings, so its paired spread is never below
-     * the reference's own noise */
-    b->detect = fmax(b->floor, b->t * fmax(se, se_r));
+    b->detect = fmax(b->floor, det);
 }
 
 static int adm_mutant_group(int scope, int k)
@@ -814,6 +824,7 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
         /* the number of statistics that apply shares the false-alarm rate */
         for (int k = 0; k < ADM_BIAS_KINDS; k++) {
             napp += ev->d[k].n >= 2 && (k != ADM_BIAS_GAIN || ev->o_rms_over_D > 0);
+            napp += ulps_apply(ev, k); /* the mean's and the sign's second test, in ulps */
             napp += ev->gd[ADM_BIAS_CHANNEL][k].n >= 2;
             napp += ev->gd[ADM_BIAS_ROW][k].n >= 2;
         }

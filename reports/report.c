@@ -798,6 +798,7 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
                     json_object_set_new(ko, "candidate", num(bt->cand));
                     json_object_set_new(ko, "difference", num(bt->diff));
                     json_object_set_new(ko, "standard_error", num(bt->se));
+                    if (bt->se_ulp > 0) json_object_set_new(ko, "standard_error_ulps", num(bt->se_ulp));
                     json_object_set_new(ko, "reference_credited", num(bt->credited_ref));
                     json_object_set_new(ko, "excess", num(bt->excess));
                     json_object_set_new(ko, "floor", num(bt->floor));
