@@ -8,19 +8,24 @@
 # OUTDIR/parts/. POWER_RESUME=1 keeps the rows already finished there (a
 # run taken up again with the same arguments). The fp32 row sum at 10^6
 # outputs (a 10^6 x 64 input, about a minute per sample on one core, where
-# the synthesis dominates) runs only with POWER_ROW_SUM_1E6=1.
+# the synthesis dominates) runs only with POWER_ROW_SUM_1E6=1; POWER_BIG=0
+# leaves out every row at 10^6; POWER_MAX_N=1024 stops the small rows and
+# the false-alarm rows there (a re-run of the small sizes; bench_power
+# --min-n 16384 --max-n 16384 --only OP,KIND spot-checks the next size).
 set -eu
 build=$1 out=$2 seeds=${3:-20} fa=${4:-150} jobs=${5:-2}
+max_n=${POWER_MAX_N:-16384}
 big_ops="1 2 3 4 5"; [ "${POWER_ROW_SUM_1E6:-0}" = 1 ] && big_ops="0 1 2 3 4 5"
+[ "${POWER_BIG:-1}" = 0 ] && big_ops=""
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$out/parts"
 [ "${POWER_RESUME:-0}" = 1 ] || rm -f "$out"/parts/*.json "$out"/parts/*.log
 rows() { # the small sizes first: their cells carry most of the goals
     for op in 0 1 2 3 4 5; do
         kinds="0 1 2 3 4 5"; [ $op = 0 ] && kinds="0 1 2 3"
-        for k in $kinds; do echo "small-$op-$k --only $op,$k --no-fa --max-n 16384"; done
+        for k in $kinds; do echo "small-$op-$k --only $op,$k --no-fa --max-n $max_n"; done
     done
-    for op in 0 1 2 3 4 5; do echo "fa-$op --fa-only --only $op,-1 --max-n 16384"; done
+    for op in 0 1 2 3 4 5; do echo "fa-$op --fa-only --only $op,-1 --max-n $max_n"; done
     for op in $big_ops; do echo "fa-big-$op --fa-only --only $op,-1 --min-n 1000000"; done
     for op in $big_ops; do
         kinds="0 1 2 3 4 5"; [ $op = 0 ] && kinds="0 1 2 3"

@@ -111,6 +111,12 @@ typedef struct adm_gate_config {
      * magnitude_limit exp(magnitude_z / sqrt(n)) over n elements, and the
      * max's yardstick never below rms sqrt(2 ln(n / 1e-3)) (GATES.md) */
     double magnitude_z;
+    /* 1e-3: the false-alarm rate of the RMS ratios per verdict, shared by
+     * the RMS and (where gated) the ulp ratio: the limit is
+     * magnitude_limit exp(max(magnitude_z / sqrt(n), t se)), se the paired
+     * standard error of the ratio's log, t the one-sided Student-t
+     * quantile at n - 1 degrees of freedom (GATES.md, gate 1) */
+    double magnitude_alpha;
     double flip_limit;        /* 1.5 */
     double sharpness;         /* 1e-3: oracle bound / reference RMS error */
     /* 32: a verdict needs at least this many finite, non-trivial elements
@@ -166,11 +172,21 @@ typedef struct adm_evidence {
     double n, nontrivial;      /* judged elements (all finite); of which non-trivial */
     /* gate 1: sums of squares and maxima */
     double ec2, er2, q2, uc2, ur2, uq2;
+    /* and the fourth-order sums of the RMS ratios' paired standard error:
+     * sum e_c^4, e_r^4, q^4, e_c^2 e_r^2, e_c^2 q^2 (q = round(o) - o), in
+     * units of D^4; the same in ulps, in units of Du^4 */
+    double ec4, er4, q4, ecr, ecq, uc4, ur4, uq4, ucr, ucq;
     double maxc, maxr, maxq, umaxc, umaxr, umaxq;
     int ulp_gated;             /* 1 when every pooled capture had a condition scale */
     /* gate 2, global: moments of z = w d / D (d = c - r, the paired
      * difference) and of w e_r / D, w = 1, sign(o), o / rms(o) by kind */
     adm_moments d[ADM_BIAS_KINDS], r[ADM_BIAS_KINDS];
+    /* the mean's and the sign's significance, in ulps at the condition
+     * scale: moments of u d and of u e_r (mean), sign(o) u d and sign(o) u
+     * e_r (sign), u the inverse ulp; and the sum of ulp / D, the mean ulp
+     * in units of D that turns a lean in ulps into one in D */
+    adm_moments dw[2], rw[2];
+    double ulp_over_D;
     /* gate 2, per group (scope 1 channels, 2 rows): moments over the groups
      * of u = L^2 - v, a group's lean L (the mean of z over the group) less
      * its sampling variance v, for d, for e_r and for e_c; and the sum of
@@ -195,6 +211,9 @@ typedef struct adm_bias_test {
     double excess;             /* the candidate's lean beyond the credited reference's */
     double floor;              /* the materiality floor */
     double t, dof;             /* the Student-t quantile of the statistic's false-alarm share, its dof */
+    double z;                  /* the test statistic compared with t (global mean and sign: the larger of two) */
+    double se_ulp;             /* global mean and sign: the second test's standard error (in ulps, times the
+                                * mean ulp in D); 0 where it does not apply */
     double detect;             /* the smallest lean this evidence would reject (the power) */
 } adm_bias_test;
 
@@ -229,6 +248,9 @@ typedef struct adm_verdict {
      * its ratio; the magnitude limit in force after the sampling allowance */
     double ulp_max_r, ulp_max_c, ulp_max_ratio, magnitude_limit_n;
     double ulp_rms_r, ulp_rms_c, ulp_rms_round, ulp_ratio;
+    /* the RMS and ulp ratios' limits in force (magnitude_limit_n or above,
+     * from the paired standard errors of their logs, rms_se and ulp_se) */
+    double rms_limit_n, ulp_limit_n, rms_se, ulp_se;
     int ulp_gated;             /* 1: ulps at the condition scale, gated; 0: at the token/channel scale, reported only */
     /* gate 2: every statistic's test, in units of D (scope x kind) */
     adm_bias_test bias[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];

@@ -183,7 +183,7 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
                     if (!adm_se_measure(fmt, oi, r, c, cnd != NULL, cnd ? cnd[i] : 0, floor_, cnd ? 0 : colrms[j],
                                         &e))
                         continue;
-                    adm_se_mag_add(&m, &e, adm_se_nontrivial(cnd != NULL, oi, cnd ? cnd[i] : 0));
+                    adm_se_mag_add(&m, &e, oi, c - r, adm_se_nontrivial(cnd != NULL, oi, cnd ? cnd[i] : 0));
                     adm_se_hist_slots(&e, slot);
                     for (int k = 0; k < 4; k++) H[slot[k]]++;
                     raw_add2(g, C + j * RAW_NS, oi, e.u, c - r, e.er, e.ec);
@@ -213,7 +213,7 @@ void adm_h_stats_finish(adm_h_stats_raw *s, adm_dtype fmt, int has_cnd, adm_verd
         for (int64_t t = 0; t < N * RAW_NS; t++) chans[t] += chans[st * N * RAW_NS + t];
     for (int64_t bk = 0; bk < nb; bk++) {
         const double *M = mg + bk * MG_NS;
-        for (int t = MG_ER2; t <= MG_UQ2; t++) m[t] += M[t];
+        for (int t = MG_ER2; t <= MG_ULP; t++) m[t] += M[t];
         for (int t = MG_MAXR; t <= MG_UMAXQ; t++) m[t] = fmax(m[t], M[t]);
         m[MG_NONTRIV] += M[MG_NONTRIV];
         for (int k = 0; k < ADM_HIST_BINS; k++) {
@@ -269,6 +269,19 @@ void adm_h_stats_finish(adm_h_stats_raw *s, adm_dtype fmt, int has_cnd, adm_verd
         ev->umaxc = SCALED(m[MG_UMAXC], invDu, Du == 0);
         ev->umaxr = m[MG_UMAXR] * invDu;
         ev->umaxq = m[MG_UMAXQ] * invDu;
+        /* one factor at a time: invD^4 itself may overflow where D^4 sums do not */
+#define SCALED4(x, inv, unit0) ((unit0) && (x) != 0 ? INFINITY : (x) * (inv) * (inv) * (inv) * (inv))
+        ev->ec4 = SCALED4(m[MG_EC4], invD, D == 0);
+        ev->er4 = m[MG_ER4] * invD * invD * invD * invD;
+        ev->q4 = m[MG_Q4] * invD * invD * invD * invD;
+        ev->ecr = SCALED4(m[MG_ECR], invD, D == 0);
+        ev->ecq = SCALED4(m[MG_ECQ], invD, D == 0);
+        ev->uc4 = SCALED4(m[MG_UC4], invDu, Du == 0);
+        ev->ur4 = m[MG_UR4] * invDu * invDu * invDu * invDu;
+        ev->uq4 = m[MG_UQ4] * invDu * invDu * invDu * invDu;
+        ev->ucr = SCALED4(m[MG_UCR], invDu, Du == 0);
+        ev->ucq = SCALED4(m[MG_UCQ], invDu, Du == 0);
+#undef SCALED4
 #undef SCALED
         if (md > 0) {
             double orms = sqrt(tot[RAW_O2] / md);
@@ -283,6 +296,11 @@ void adm_h_stats_finish(adm_h_stats_raw *s, adm_dtype fmt, int has_cnd, adm_verd
             ev->floor_rel[ADM_BIAS_GLOBAL][ADM_BIAS_SIGN] = md * uw * (tot[RAW_AO] / md) * invD;
             ev->floor_rel[ADM_BIAS_GLOBAL][ADM_BIAS_GAIN] = md * uw * orms * invD;
             ev->o_rms_over_D = md * orms * invD;
+            ev->dw[ADM_BIAS_MEAN] = (adm_moments){md, m[MG_WD1], m[MG_WD2]};
+            ev->rw[ADM_BIAS_MEAN] = (adm_moments){md, m[MG_WR1], m[MG_WR2]};
+            ev->dw[ADM_BIAS_SIGN] = (adm_moments){md, m[MG_SD1], m[MG_SD2]};
+            ev->rw[ADM_BIAS_SIGN] = (adm_moments){md, m[MG_SR1], m[MG_SR2]};
+            ev->ulp_over_D = m[MG_ULP] * invD;
             /* A 1-D output's one row is the whole output and its channels
              * are single elements: the group statistics would only repeat
              * the global ones (or say nothing). */
@@ -336,6 +354,16 @@ static void evidence_pool(adm_evidence *a, const adm_evidence *b)
     a->uc2 += b->uc2;
     a->ur2 += b->ur2;
     a->uq2 += b->uq2;
+    a->ec4 += b->ec4;
+    a->er4 += b->er4;
+    a->q4 += b->q4;
+    a->ecr += b->ecr;
+    a->ecq += b->ecq;
+    a->uc4 += b->uc4;
+    a->ur4 += b->ur4;
+    a->uq4 += b->uq4;
+    a->ucr += b->ucr;
+    a->ucq += b->ucq;
     a->maxc = fmax(a->maxc, b->maxc);
     a->maxr = fmax(a->maxr, b->maxr);
     a->maxq = fmax(a->maxq, b->maxq);
@@ -346,6 +374,10 @@ static void evidence_pool(adm_evidence *a, const adm_evidence *b)
     for (int k = 0; k < ADM_BIAS_KINDS; k++) {
         mom_pool(&a->d[k], &b->d[k]);
         mom_pool(&a->r[k], &b->r[k]);
+        if (k < 2) {
+            mom_pool(&a->dw[k], &b->dw[k]);
+            mom_pool(&a->rw[k], &b->rw[k]);
+        }
         for (int s = 0; s < ADM_BIAS_SCOPES; s++) {
             mom_pool(&a->gd[s][k], &b->gd[s][k]);
             mom_pool(&a->gr[s][k], &b->gr[s][k]);
@@ -355,6 +387,7 @@ static void evidence_pool(adm_evidence *a, const adm_evidence *b)
         }
     }
     a->o_rms_over_D += b->o_rms_over_D;
+    a->ulp_over_D += b->ulp_over_D;
     a->flips_r += b->flips_r;
     a->flips_c += b->flips_c;
     a->ties += b->ties;
@@ -371,6 +404,28 @@ static double t_quantile(double p, double dof)
 }
 
 static double mom_mean(const adm_moments *m) { return m->n > 0 ? m->s1 / m->n : 0; }
+
+/* The paired (delta-method) standard error of log(RMS_c / RMS_y) over n
+ * elements: log RMS = log(S) / 2 with S the mean square, so the log ratio
+ * is to first order the mean of z_i = a_i / (2 A) - b_i / (2 B) (a = e_c^2,
+ * A = mean a; b = y^2, B = mean b, y the yardstick's series), whose sample
+ * variance needs only the sums of a^2, b^2 and a b. Candidate and
+ * reference errors on the same elements are paired, and errors whose size
+ * follows |o| (bf16) make the few largest elements carry the mean squares:
+ * both are in these sums, where a fixed 1/sqrt(n) assumes independent,
+ * homoscedastic errors. 0 where it cannot be estimated (fewer than 2
+ * elements, a zero or non-finite sum): the caller's floor applies. */
+static double log_ratio_se(double n, double a1, double a2, double b1, double b2, double ab)
+{
+    double A, B, var;
+    if (!(n >= 2) || !(a1 > 0) || !(b1 > 0)) return 0;
+    A = a1 / n;
+    B = b1 / n;
+    /* sum (a/A - b/B)^2 / 4, whose terms have mean 0 exactly */
+    var = (a2 / (A * A) + b2 / (B * B) - 2 * ab / (A * B)) / 4 / (n - 1);
+    if (!isfinite(var) || !(var > 0)) return 0;
+    return sqrt(var / n);
+}
 
 /* The sample variance (n - 1 in the denominator), never negative. */
 static double mom_var(const adm_moments *m)
@@ -389,10 +444,19 @@ static double credited(double x, double se)
     return x * fmax(0.0, 1.0 - (se * se) / (x * x));
 }
 
+/* Whether the mean's or the sign's test in ulps applies: kinds 0 and 1,
+ * sums in ulps that are finite (an fp64 output's exact zero has an inverse
+ * ulp that overflows: the mean of d alone decides there). */
+static int ulps_apply(const adm_evidence *ev, int k)
+{
+    return k != ADM_BIAS_GAIN && ev->d[k].n >= 2 && ev->ulp_over_D > 0 && isfinite(ev->dw[k].s2) &&
+           isfinite(ev->rw[k].s2);
+}
+
 static void test_global(const adm_evidence *ev, int k, double mat, double alpha_k, adm_bias_test *b)
 {
     const adm_moments *d = &ev->d[k], *r = &ev->r[k];
-    double n = d->n, se, se_r, Sr, Sc, cr;
+    double n = d->n, se, se_r, Sr, Sc, cr, det;
     memset(b, 0, sizeof *b);
     if (n < 2 || (k == ADM_BIAS_GAIN && !(ev->o_rms_over_D > 0))) return;
     b->applicable = 1;
@@ -408,13 +472,35 @@ static void test_global(const adm_evidence *ev, int k, double mat, double alpha_
     b->excess = fabs(cr + b->diff) - fabs(cr);
     b->dof = n - 1;
     b->t = t_quantile(alpha_k / 2, b->dof);
+    b->z = se > 0 ? fabs(b->diff) / se : (b->diff != 0 ? INFINITY : 0);
+    /* power: a lean moves roundings, so its paired spread is never below
+     * the reference's own noise */
+    det = b->t * fmax(se, se_r);
+    if (ulps_apply(ev, k)) {
+        /* The mean's and the sign's second test, in ulps at the condition
+         * scale (GATES.md, gate 2): a rounding's error spreads in
+         * proportion to the element's ulp, and a rounding that leans (a
+         * nudge, rounding up, truncation) leans by a share of that ulp, so
+         * the mean of u d is its matched filter, every element's term of
+         * the same spread, where the mean of d is carried by the few
+         * largest elements' noise. Where a path errs far beyond its ulps
+         * on a few elements (an fp32 tanh-GELU's cancelling tail) the
+         * mean of d is the better test: both are made, each a statistic of
+         * the shared false-alarm budget. Its standard error in D is the
+         * one in ulps times the mean ulp in D (exact for a lean of a
+         * constant number of ulps). */
+        const adm_moments *dw = &ev->dw[k], *rw = &ev->rw[k];
+        double sw = sqrt(mom_var(dw) / n), swr = sqrt(mom_var(rw) / n), mu = ev->ulp_over_D / n;
+        double m = mom_mean(dw), zw = sw > 0 ? fabs(m) / sw : (m != 0 ? INFINITY : 0);
+        b->se_ulp = sw * mu;
+        b->z = fmax(b->z, zw);
+        det = fmin(det, b->t * fmax(sw, swr) * mu);
+    }
     /* significance on the paired difference (the paths' errors are
      * strongly paired: independent standard errors hide a lean of 0.5 D at
      * 64 outputs), materiality on the lean beyond the reference's */
-    b->failed = fabs(b->diff) > b->t * se && b->excess > b->floor && !ADM_MUTANT(kind_names[k]);
-    /* power: a lean moves roundings, so its paired spread is never below
-     * the reference's own noise */
-    b->detect = fmax(b->floor, b->t * fmax(se, se_r));
+    b->failed = b->z > b->t && b->excess > b->floor && !ADM_MUTANT(kind_names[k]);
+    b->detect = fmax(b->floor, det);
 }
 
 static int adm_mutant_group(int scope, int k)
@@ -446,6 +532,7 @@ static void test_group(const adm_evidence *ev, int scope, int k, double mat, dou
      * to errors correlated inside a group) */
     b->diff = mom_mean(d);
     se_d = b->se = sqrt(mom_var(d) / G);
+    b->z = se_d > 0 ? b->diff / se_d : INFINITY;
     Ur = mom_mean(r);
     se_r = sqrt(mom_var(r) / G);
     Uc = mom_mean(c);
@@ -468,7 +555,7 @@ static void test_group(const adm_evidence *ev, int scope, int k, double mat, dou
 static void explain_bias(adm_verdict *v, int scope, int k, const adm_bias_test *b, double Dabs, int pooled)
 {
     char scale[64] = "";
-    double z = b->se > 0 ? fabs(b->diff) / b->se : INFINITY;
+    double z = b->z;
     if (!pooled && Dabs > 0) snprintf(scale, sizeof scale, "D = %.3g, ", Dabs);
     if (scope == ADM_BIAS_GLOBAL) {
         static const char *what[3] = {"Signed mean error", "Mean error along sign(oracle)", "Gain (error on the oracle)"};
@@ -520,9 +607,26 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
          * scale a cancelling element makes two equally good paths look
          * different (GATES.md). */
         double nf = n > 1 ? sqrt(2.0 * log(n / 1e-3)) : 0.0, dmax = fmax(fmax(ev->maxr, ev->maxq), den * nf);
-        double dumax = fmax(fmax(ev->umaxr, ev->umaxq), uden * nf), lim;
+        double dumax = fmax(fmax(ev->umaxr, ev->umaxq), uden * nf), lim, lim_rms, lim_ulp, t1, se, seu, zf;
         v->ulp_gated = ev->ulp_gated;
-        lim = v->magnitude_limit_n = cfg->magnitude_limit * exp(cfg->magnitude_z / sqrt(n));
+        zf = cfg->magnitude_z / sqrt(n);
+        lim = v->magnitude_limit_n = cfg->magnitude_limit * exp(zf);
+        /* The RMS ratios' limits from the data (GATES.md, gate 1): the
+         * paired standard error of the log ratio against the yardstick's
+         * series (the reference's error, or the correctly rounded output's
+         * where that is larger), times the one-sided Student-t quantile of
+         * magnitude_alpha shared by the RMS and, where gated, the ulp
+         * ratio; never below the fixed allowance zf, which the real-kernel
+         * sweep was measured against. */
+        t1 = n >= 2 ? t_quantile(cfg->magnitude_alpha / (ev->ulp_gated ? 2 : 1), n - 1) : 0;
+        se = ev->er2 >= ev->q2 ? log_ratio_se(n, ev->ec2, ev->ec4, ev->er2, ev->er4, ev->ecr)
+                               : log_ratio_se(n, ev->ec2, ev->ec4, ev->q2, ev->q4, ev->ecq);
+        seu = ev->ur2 >= ev->uq2 ? log_ratio_se(n, ev->uc2, ev->uc4, ev->ur2, ev->ur4, ev->ucr)
+                                 : log_ratio_se(n, ev->uc2, ev->uc4, ev->uq2, ev->uq4, ev->ucq);
+        v->rms_se = se;
+        v->ulp_se = seu;
+        lim_rms = v->rms_limit_n = cfg->magnitude_limit * exp(fmax(zf, t1 * se));
+        lim_ulp = v->ulp_limit_n = cfg->magnitude_limit * exp(fmax(zf, t1 * seu));
         v->rms_ratio = den > 0 ? sqrt(ev->ec2 / n) / den : (ev->ec2 > 0 ? INFINITY : 0);
         v->ulp_ratio = uden > 0 ? sqrt(ev->uc2 / n) / uden : (ev->uc2 > 0 ? INFINITY : 0);
         v->max_ratio = dmax > 0 ? ev->maxc / dmax : (ev->maxc > 0 ? INFINITY : 0);
@@ -544,13 +648,13 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
             v->out_rms = ev->o_rms_over_D / n;
         }
         v->max_expected = pooled ? dmax : dmax * Dabs;
-        if (v->rms_ratio > lim && !ADM_MUTANT("rms")) {
+        if (v->rms_ratio > lim_rms && !ADM_MUTANT("rms")) {
             if (pooled)
                 adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error is %.3gx the reference path's over %.0f captures "
-                                "(limit %.3gx over %.0f elements).", v->rms_ratio, ev->captures, lim, n);
+                                "(limit %.3gx over %.0f elements).", v->rms_ratio, ev->captures, lim_rms, n);
             else
                 adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error %.3g is %.3gx the reference path's %.3g (limit "
-                                "%.3gx over %.0f elements).", v->rms_c, v->rms_ratio, Dabs, lim, n);
+                                "%.3gx over %.0f elements).", v->rms_c, v->rms_ratio, Dabs, lim_rms, n);
         }
         if (v->max_ratio_judged > lim && !ADM_MUTANT("max")) {
             /* the figure judged leads, so that it is the one the reports' max column shows */
@@ -564,11 +668,11 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
                 adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "Max error %.3g%s is %.3gx the reference path's %s %.3g%s "
                                 "(limit %.3gx).", v->max_c, unit, v->max_ratio, yard, v->max_expected, unit, lim);
         }
-        if (v->ulp_gated && v->ulp_ratio > lim && !ADM_MUTANT("ulp"))
+        if (v->ulp_gated && v->ulp_ratio > lim_ulp && !ADM_MUTANT("ulp"))
             adm_h_fail_gate(v, ADM_GATE_MAGNITUDE, "RMS error in ulps at the condition scale is %.3gx the reference "
                             "path's (limit %.3gx): the elements of small magnitude carry larger errors.",
-                            v->ulp_ratio, lim);
-        v->power.rms_ratio = lim;
+                            v->ulp_ratio, lim_ulp);
+        v->power.rms_ratio = lim_rms;
     }
     /* ---- gate 2 */
     {
@@ -577,6 +681,7 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
         /* the number of statistics that apply shares the false-alarm rate */
         for (int k = 0; k < ADM_BIAS_KINDS; k++) {
             napp += ev->d[k].n >= 2 && (k != ADM_BIAS_GAIN || ev->o_rms_over_D > 0);
+            napp += ulps_apply(ev, k); /* the mean's and the sign's second test, in ulps */
             napp += ev->gd[ADM_BIAS_CHANNEL][k].n >= 2;
             napp += ev->gd[ADM_BIAS_ROW][k].n >= 2;
         }

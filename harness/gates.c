@@ -57,6 +57,7 @@ void adm_gate_config_default(adm_gate_config *c)
     c->bias_material = 0.1;
     c->bias_alpha = 1e-3;
     c->magnitude_z = 3.0;
+    c->magnitude_alpha = 1e-3;
     c->flip_limit = 1.5;
     c->sharpness = 1e-3;
     c->min_elements = 32;

@@ -42,8 +42,9 @@ enum { SER_D, SER_R, SER_C };
 /* Per block of ADM_SE_RB rows: the magnitude sums, maxima and the count of
  * non-trivial elements (MG_*), and the histograms (HIST_BLOCK counts:
  * linear and by octave, reference then candidate). */
-enum { MG_ER2, MG_EC2, MG_Q2, MG_UR2, MG_UC2, MG_UQ2, MG_MAXR, MG_MAXC, MG_MAXQ, MG_UMAXR, MG_UMAXC, MG_UMAXQ,
-       MG_NONTRIV, MG_NS };
+enum { MG_ER2, MG_EC2, MG_Q2, MG_UR2, MG_UC2, MG_UQ2, MG_EC4, MG_ER4, MG_Q4, MG_ECR, MG_ECQ, MG_UC4, MG_UR4, MG_UQ4,
+       MG_UCR, MG_UCQ, MG_WD1, MG_WD2, MG_WR1, MG_WR2, MG_SD1, MG_SD2, MG_SR1, MG_SR2, MG_ULP, MG_MAXR, MG_MAXC,
+       MG_MAXQ, MG_UMAXR, MG_UMAXC, MG_UMAXQ, MG_NONTRIV, MG_NS };
 #define HIST_BLOCK (2 * ADM_HIST_BINS + 2 * ADM_HIST_LOG_BINS)
 #define ADM_SE_RB 64
 
@@ -201,11 +202,39 @@ ADM_SE_FN double adm_se_nontrivial(int has_cnd, double oi, double cnd_i)
     return has_cnd ? (cnd_i != 0) : (oi != 0);
 }
 
-/* A block's magnitude sums (in element order), maxima and count. */
-typedef struct adm_se_mag { double er2, ec2, q2, ur2, uc2, uq2, mr, mc, mq, umr, umc, umq, nontriv; } adm_se_mag;
+/* A block's magnitude sums (in element order), maxima and count; the
+ * fourth-order sums of gate 1's paired standard error; the mean's and the
+ * sign's sums in ulps (gate 2: d = c - r in ulps, the reference's error in
+ * ulps, and the sum of the ulps). */
+typedef struct adm_se_mag {
+    double er2, ec2, q2, ur2, uc2, uq2, mr, mc, mq, umr, umc, umq, nontriv;
+    double ec4, er4, q4, ecr, ecq, uc4, ur4, uq4, ucr, ucq;
+    double wd1, wd2, wr1, wr2, sd1, sd2, sr1, sr2, ulps;
+} adm_se_mag;
 
-ADM_SE_FN void adm_se_mag_add(adm_se_mag *m, const adm_se_elem *e, double nontriv)
+/* oi: the oracle's value; d: c - r, as raw_add2 takes it */
+ADM_SE_FN void adm_se_mag_add(adm_se_mag *m, const adm_se_elem *e, double oi, double d, double nontriv)
 {
+    double du = d * e->u, sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
+    m->ec4 += (e->ec * e->ec) * (e->ec * e->ec);
+    m->er4 += (e->er * e->er) * (e->er * e->er);
+    m->q4 += (e->q * e->q) * (e->q * e->q);
+    m->ecr += (e->ec * e->ec) * (e->er * e->er);
+    m->ecq += (e->ec * e->ec) * (e->q * e->q);
+    m->uc4 += (e->cu * e->cu) * (e->cu * e->cu);
+    m->ur4 += (e->eu * e->eu) * (e->eu * e->eu);
+    m->uq4 += (e->qu * e->qu) * (e->qu * e->qu);
+    m->ucr += (e->cu * e->cu) * (e->eu * e->eu);
+    m->ucq += (e->cu * e->cu) * (e->qu * e->qu);
+    m->wd1 += du;
+    m->wd2 += du * du;
+    m->wr1 += e->eu;
+    m->wr2 += e->eu * e->eu;
+    m->sd1 += sg * du;
+    m->sd2 += du * du * (sg != 0);
+    m->sr1 += sg * e->eu;
+    m->sr2 += e->eu * e->eu * (sg != 0);
+    m->ulps += 1.0 / e->u;
     m->er2 += e->er * e->er;
     m->ec2 += e->ec * e->ec;
     m->q2 += e->q * e->q;
@@ -236,6 +265,25 @@ ADM_SE_FN void adm_se_mag_store(const adm_se_mag *m, double *M)
     M[MG_UMAXC] = m->umc;
     M[MG_UMAXQ] = m->umq;
     M[MG_NONTRIV] = m->nontriv;
+    M[MG_EC4] = m->ec4;
+    M[MG_ER4] = m->er4;
+    M[MG_Q4] = m->q4;
+    M[MG_ECR] = m->ecr;
+    M[MG_ECQ] = m->ecq;
+    M[MG_UC4] = m->uc4;
+    M[MG_UR4] = m->ur4;
+    M[MG_UQ4] = m->uq4;
+    M[MG_UCR] = m->ucr;
+    M[MG_UCQ] = m->ucq;
+    M[MG_WD1] = m->wd1;
+    M[MG_WD2] = m->wd2;
+    M[MG_WR1] = m->wr1;
+    M[MG_WR2] = m->wr2;
+    M[MG_SD1] = m->sd1;
+    M[MG_SD2] = m->sd2;
+    M[MG_SR1] = m->sr1;
+    M[MG_SR2] = m->sr2;
+    M[MG_ULP] = m->ulps;
 }
 
 ADM_SE_FN int adm_se_hist_bin(double ulps)

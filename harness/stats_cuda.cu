@@ -181,7 +181,7 @@ __global__ void block_sums(args a, double *mg, unsigned long long *ph)
                 __syncwarp();
                 if (lane == 0)
                     for (int k = 0; k < LANES; k++)
-                        if (sh[w][k].ok) adm_se_mag_add(&m, &sh[w][k].e, sh[w][k].nontriv);
+                        if (sh[w][k].ok) adm_se_mag_add(&m, &sh[w][k].e, sh[w][k].o, sh[w][k].d, sh[w][k].nontriv);
                 __syncwarp();
             }
         if (lane == 0) adm_se_mag_store(&m, mg + bk * MG_NS);

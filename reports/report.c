@@ -804,6 +804,8 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
         json_object_set_new(nums, "ulp_max_ratio", num(v->ulp_max_ratio));
         json_object_set_new(nums, "max_ratio_judged", num(v->max_ratio_judged));
         json_object_set_new(nums, "magnitude_limit", num(v->magnitude_limit_n));
+        json_object_set_new(nums, "rms_limit", num(v->rms_limit_n));
+        json_object_set_new(nums, "ulp_limit", num(v->ulp_limit_n));
         json_object_set_new(nums, "ulp_gated", json_boolean(v->ulp_gated));
         json_object_set_new(nums, "rms_oracle", num(v->out_rms)); /* turns a gain into its error component */
         json_object_set_new(nums, "error_scale", num(v->rms_expected)); /* D: the bias numbers' unit */
@@ -820,6 +822,7 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
                     json_object_set_new(ko, "candidate", num(bt->cand));
                     json_object_set_new(ko, "difference", num(bt->diff));
                     json_object_set_new(ko, "standard_error", num(bt->se));
+                    if (bt->se_ulp > 0) json_object_set_new(ko, "standard_error_ulps", num(bt->se_ulp));
                     json_object_set_new(ko, "reference_credited", num(bt->credited_ref));
                     json_object_set_new(ko, "excess", num(bt->excess));
                     json_object_set_new(ko, "floor", num(bt->floor));

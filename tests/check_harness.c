@@ -945,8 +945,8 @@ END_TEST
 
 /* A lean of 0.15 ulp before rounding on 64-element captures (4 tokens x 16
  * channels): one capture cannot see it (its power says so: a lean under
- * about half of D goes unseen); 16 pooled captures reject it, and their
- * power is at least 3x finer. The pool does not depend on the order of
+ * 0.25 D or more goes unseen); 16 pooled captures reject it, and their
+ * power is finer than the best capture's and twice the mean's. The pool does not depend on the order of
  * its captures beyond the last bits of its sums, and the same 16 captures
  * without the lean pass. */
 START_TEST(test_pool_detects)
@@ -982,17 +982,226 @@ START_TEST(test_pool_detects)
     adm_verdict_pool_finish(&clean, NULL);
     show("16 pooled captures of 64, lean 0.15 ulp", &acc);
     show("the same 16 without the lean", &clean);
-    printf("caught on %d of %d captures alone; power alone %.3g D, pooled %.3g D\n", caught_alone, K,
-           one[0].power.lean, acc.power.lean);
+    {
+        double pw_lo = INFINITY, pw_mean = 0;
+        for (int k = 0; k < K; k++) {
+            pw_lo = fmin(pw_lo, one[k].power.lean);
+            pw_mean += one[k].power.lean / K;
+        }
+        printf("caught on %d of %d captures alone; power alone %.3g D (mean %.3g, best %.3g), pooled %.3g D\n",
+               caught_alone, K, one[0].power.lean, pw_mean, pw_lo, acc.power.lean);
+        /* The power in D of one capture depends on its mean ulp in D at
+         * the condition scale (GATES.md, gate 2: the mean's significance in
+         * ulps), 1.8 to 15 here: captures that differ so much pool less
+         * than 16x one's evidence, but the pool still sees finer than the
+         * best of its captures and twice as fine as their mean. */
+        ck_assert(pw_lo > 0.25);
+        ck_assert(acc.power.lean < pw_lo && acc.power.lean < pw_mean / 2);
+    }
     ck_assert_int_le(caught_alone, 2);
-    ck_assert(one[0].power.lean > 0.4);
     ck_assert(acc.bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN].failed);
     ck_assert_int_eq(acc.tier, ADM_TIER_HIGH);
-    ck_assert(acc.power.lean < one[0].power.lean / 3);
     ck_assert_int_eq(acc.n, 16 * 64);
     ck_assert_int_eq(rev.tier, acc.tier);
     ck_assert(fabs(rev.bias[0][0].diff - acc.bias[0][0].diff) <= 1e-12 * fabs(acc.bias[0][0].diff));
     ck_assert_int_ne(clean.tier, ADM_TIER_HIGH);
+}
+END_TEST
+
+/* ------------------------------------------------------------ gate 1: the RMS ratio's noise from the data */
+
+static uint64_t gr_mix(uint64_t x) /* bench_power's seed mixer, so that its samples are reproduced */
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* DiT-like activations [tokens, channels], made 256 wide and cut as
+ * bench_power's synth_cols (its outlier channels calibrated on enough data) */
+static void gr_cols(const adm_synth_config *sc, adm_tensor *x)
+{
+    adm_synth_config wide = *sc;
+    adm_tensor full;
+    int64_t shape[2] = {sc->tokens, sc->channels};
+    wide.channels = 256;
+    ck_assert_int_eq(adm_synth_activations(&wide, &full), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(x, full.dtype, 2, shape), ADM_OK);
+    for (int64_t t = 0; t < sc->tokens; t++)
+        for (int64_t c = 0; c < sc->channels; c++)
+            adm_tensor_set_bits(x, t * sc->channels + c, adm_tensor_bits(&full, t * 256 + c));
+    adm_tensor_free(&full);
+}
+
+/* The two false alarms of bench_power on 5,884 lossless samples (issue 16):
+ * the gated residual x + g y with g y rounded to bf16 first (early_round,
+ * two roundings against the reference's one), seed 115 of its false-alarm
+ * rows, at 256 and 1024 elements. Its bf16 errors follow |o|, so the few
+ * outlier-channel elements carry both mean squares: the RMS ratio 1.89x
+ * (1.72x) exceeds the fixed allowance 1.5 exp(3 / sqrt(n)) = 1.81x (1.65x),
+ * and the paired standard error of the ratio's log, which sees how few
+ * elements carry it, allows for it. Asserted: the fixed allowance alone
+ * would reject (the case is the one), the limit from the data does not,
+ * and its standard error exceeds the fixed allowance's 1/sqrt(n); the same
+ * capture with the candidate's error tripled is still rejected by the RMS
+ * ratio, and a candidate whose error is the reference's (paired exactly:
+ * standard error 0) is judged at the fixed allowance, never below it. */
+START_TEST(test_rms_ratio_heteroscedastic)
+{
+    static const int64_t shapes[2][2] = {{8, 32}, {16, 64}};
+    for (int k = 0; k < 2; k++) {
+        int64_t R = shapes[k][0], N = shapes[k][1], n = R * N, gs[2] = {R, 1};
+        uint64_t seed = gr_mix((uint64_t)(5 * 7919 + 115) + 99991);
+        adm_synth_config sc, sy;
+        adm_tensor in[3], r, c, c3;
+        const adm_tensor *pin[ADM_OP_MAX_INPUTS] = {&in[0], &in[1], &in[2], NULL};
+        const adm_impl *ref = NULL, *er = adm_impl_find("gated_residual", "early_round");
+        const adm_op *op = adm_op_find("gated_residual");
+        adm_op_params p;
+        adm_oracle_result orc;
+        adm_verdict v;
+        char label[64];
+        adm_synth_config_default(&sc);
+        sc.seed = seed;
+        sc.tokens = R;
+        sc.channels = N;
+        gr_cols(&sc, &in[0]);
+        ck_assert_int_eq(adm_synth_gaussian(gr_mix(seed + 4) | 1, 0.5, ADM_BF16, 2, gs, &in[1]), ADM_OK);
+        sy = sc;
+        sy.seed = gr_mix(seed + 5);
+        gr_cols(&sy, &in[2]);
+        ck_assert_int_eq(adm_op_params_parse(op, "{}", &p), ADM_OK);
+        for (int i = 0; i < adm_impl_count() && !ref; i++)
+            if (!strcmp(adm_impl_at(i)->op, "gated_residual")) ref = adm_impl_at(i);
+        ck_assert_ptr_nonnull(ref);
+        ck_assert_ptr_nonnull(er);
+        ck_assert_int_eq(ref->run(ref, &p, pin, &r), ADM_OK);
+        ck_assert_int_eq(er->run(er, &p, pin, &c), ADM_OK);
+        oracle_of("gated_residual", "{}", pin, &orc);
+        judge_stored(&orc, &r, &c, &v);
+        snprintf(label, sizeof label, "early_round gated residual, %lld elements", (long long)n);
+        show(label, &v);
+        printf("  RMS ratio %.3gx, fixed limit %.3gx, limit from the data %.3gx (se of the log %.3g, 1/sqrt(n) "
+               "%.3g); ulp ratio %.3gx, limit %.3gx\n", v.rms_ratio, v.magnitude_limit_n, v.rms_limit_n, v.rms_se,
+               1 / sqrt((double)n), v.ulp_ratio, v.ulp_limit_n);
+        ck_assert_int_eq(v.n, n);
+        ck_assert_msg(v.rms_ratio > v.magnitude_limit_n, "%s: RMS ratio %.3g within the fixed allowance %.3g: not the "
+                      "case of the bench's false alarm", label, v.rms_ratio, v.magnitude_limit_n);
+        ck_assert_msg(v.gate[ADM_GATE_MAGNITUDE].passed, "%s: %s", label, v.gate[ADM_GATE_MAGNITUDE].reason);
+        ck_assert(v.rms_se > 1 / sqrt((double)n));
+        ck_assert(v.rms_limit_n >= v.magnitude_limit_n && v.ulp_limit_n >= v.magnitude_limit_n);
+        ck_assert_int_ne(v.tier, ADM_TIER_HIGH);
+        /* the candidate's error tripled, element by element */
+        ck_assert_int_eq(adm_tensor_alloc(&c3, ADM_BF16, 2, orc.value.shape), ADM_OK);
+        for (int64_t i = 0; i < n; i++) {
+            double o = ((double *)orc.value.data)[i];
+            uint64_t b;
+            adm_format_encode(ADM_BF16, o + 3 * (adm_tensor_get(&c, i) - o), ADM_RNE, 0, &b);
+            adm_tensor_set_bits(&c3, i, b);
+        }
+        judge_stored(&orc, &r, &c3, &v);
+        printf("  error tripled: RMS ratio %.3gx, limit %.3gx\n", v.rms_ratio, v.rms_limit_n);
+        ck_assert_msg(v.rms_ratio > v.rms_limit_n && strstr(v.gate[ADM_GATE_MAGNITUDE].reason, "RMS error"),
+                      "%s, error tripled: RMS ratio %.3g, limit %.3g", label, v.rms_ratio, v.rms_limit_n);
+        /* paired exactly: the candidate is the reference */
+        judge_stored(&orc, &r, &r, &v);
+        ck_assert(v.rms_limit_n == v.magnitude_limit_n && v.ulp_limit_n == v.magnitude_limit_n);
+        for (int i = 0; i < 3; i++) adm_tensor_free(&in[i]);
+        adm_tensor_free(&r);
+        adm_tensor_free(&c);
+        adm_tensor_free(&c3);
+        adm_oracle_result_free(&orc);
+    }
+}
+END_TEST
+
+/* One capture of 64 outputs (4 tokens x 16 channels of DiT-like
+ * activations, outlier channels included) through the tanh GELU: the eager
+ * reference (GELU in fp32, rounded to bf16) and a fused candidate (the
+ * oracle rounded to fp32, nudged by `nudge` of an output ulp, rounded to
+ * bf16), as bench_power's gelu rows. */
+static void gelu64(uint64_t seed, double nudge, adm_oracle_result *orc, adm_tensor *r, adm_tensor *c)
+{
+    adm_synth_config sc;
+    adm_tensor x;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, NULL};
+    adm_synth_config_default(&sc);
+    sc.seed = seed;
+    sc.tokens = 4;
+    sc.channels = 16;
+    gr_cols(&sc, &x);
+    oracle_of("gelu", "{\"approximate\":\"tanh\"}", in, orc);
+    ck_assert_int_eq(adm_tensor_alloc(r, ADM_BF16, 2, x.shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(c, ADM_BF16, 2, x.shape), ADM_OK);
+    for (int64_t i = 0; i < 64; i++) {
+        uint64_t b;
+        double pre = (double)(float)((double *)orc->value.data)[i];
+        adm_format_encode(ADM_BF16, adm_emu_gelu_f32((float)adm_tensor_get(&x, i), ADM_GELU_TANH), ADM_RNE, 0, &b);
+        adm_tensor_set_bits(r, i, b);
+        adm_format_encode(ADM_BF16, pre + nudge * adm_format_ulp(ADM_BF16, pre), ADM_RNE, 0, &b);
+        adm_tensor_set_bits(c, i, b);
+    }
+    adm_tensor_free(&x);
+}
+
+/* The mean's significance in ulps (GATES.md, gate 2): on 20 captures of 64
+ * GELU outputs, a nudge of 0.35 ulp before rounding is rejected on 15 or
+ * more (19 measured), where the unweighted mean of d, whose noise the few
+ * outlier elements carry, rejects it on at most 8 (0 measured; computed
+ * here from the same evidence: |mean d| / (sd d / sqrt n) against the same
+ * t); without the nudge none is rejected. The power it states (the lean in
+ * D it would reject) is below the unweighted test's. */
+START_TEST(test_bias_small_n_ulps)
+{
+    enum { S = 20 };
+    int new_hits = 0, old_hits = 0, clean_hits = 0;
+    double pw_new = 0, pw_old = 0, spread = 0;
+    for (int sd = 0; sd < S; sd++) {
+        adm_oracle_result orc;
+        adm_tensor r, c;
+        adm_verdict v;
+        const adm_bias_test *b;
+        const adm_moments *d;
+        double se_old, se_r_old;
+        gelu64(gr_mix(4242 + (uint64_t)sd), 0.35, &orc, &r, &c);
+        judge_stored(&orc, &r, &c, &v);
+        b = &v.bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN];
+        d = &v.ev.d[ADM_BIAS_MEAN];
+        se_old = sqrt((d->s2 - d->s1 * d->s1 / d->n) / (d->n - 1) / d->n);
+        se_r_old = sqrt((v.ev.r[0].s2 - v.ev.r[0].s1 * v.ev.r[0].s1 / d->n) / (d->n - 1) / d->n);
+        ck_assert_int_eq(v.n, 64);
+        {
+            double m1 = 0, m2 = 0;
+            for (int64_t i = 0; i < 64; i++) {
+                double o = ((double *)orc.value.data)[i], cd = orc.has_cond ? ((double *)orc.cond.data)[i] : 0;
+                double ul = adm_format_ulp(ADM_BF16, fmax(fabs(o), cd));
+                m1 += ul / 64;
+                m2 += ul * ul / 64;
+            }
+            spread += m1 * m1 / m2 / S;
+        }
+        new_hits += b->failed;
+        old_hits += fabs(b->diff) > b->t * se_old && b->excess > b->floor;
+        pw_new += b->detect / S;
+        pw_old += fmax(b->floor, b->t * fmax(se_old, se_r_old)) / S;
+        adm_tensor_free(&c);
+        adm_tensor_free(&r);
+        adm_oracle_result_free(&orc);
+        gelu64(gr_mix(4242 + (uint64_t)sd), 0.0, &orc, &r, &c);
+        judge_stored(&orc, &r, &c, &v);
+        clean_hits += v.gate[ADM_GATE_BIAS].passed == 0;
+        adm_tensor_free(&c);
+        adm_tensor_free(&r);
+        adm_oracle_result_free(&orc);
+    }
+    printf("GELU, 64 outputs, nudge 0.35 ulp: rejected on %d of %d captures (unweighted mean: %d); without it %d; "
+           "stated power %.3g D (unweighted %.3g D); mean(ulp)^2 / mean(ulp^2) %.3g\n", new_hits, S, old_hits,
+           clean_hits, pw_new, pw_old, spread);
+    ck_assert_int_ge(new_hits, 15);
+    ck_assert_int_le(old_hits, 8);
+    ck_assert_int_eq(clean_hits, 0);
+    ck_assert(pw_new < pw_old);
 }
 END_TEST
 
@@ -2181,6 +2390,8 @@ static Suite *harness_suite(void)
     tcase_add_test(tc, test_pool_of_one);
     tcase_add_test(tc, test_pool_detects);
     tcase_add_test(tc, test_evidence);
+    tcase_add_test(tc, test_rms_ratio_heteroscedastic);
+    tcase_add_test(tc, test_bias_small_n_ulps);
     suite_add_tcase(s, tc);
     tc = tcase_create("FalseAlarms");
     tcase_set_timeout(tc, 900);
