@@ -102,6 +102,38 @@ int adm_cli_set_mpfr_budget(const char *v)
     return ADM_EXIT_OK;
 }
 
+int adm_cli_parse_device(const char *v, int *device)
+{
+    int64_t k;
+    if (!strcmp(v, "auto")) *device = -2;
+    else if (!strcmp(v, "cpu")) *device = -1;
+    else if (!strcmp(v, "cuda")) *device = -3;
+    else if (!strncmp(v, "cuda:", 5) && adm_cli_parse_i64(v + 5, 0, 4095, &k)) *device = (int)k;
+    else return adm_cli_usage_error("--device: expected auto, cpu, cuda or cuda:N, got '%s'", v);
+    return ADM_EXIT_OK;
+}
+
+int adm_cli_resolve_device(const char *cmd, int device, int *use_gpu, char *why, size_t n)
+{
+    int ndev = 0;
+    if (n) why[0] = '\0';
+    *use_gpu = 0;
+    if (device == -1) return ADM_EXIT_OK;
+    if (device == -2) {
+        /* auto: the GPU where there is a usable one; the report says why not */
+        *use_gpu = adm_cuda_device_count(&ndev) == ADM_OK && ndev > 0;
+        if (!*use_gpu) snprintf(why, n, " (no usable GPU: %s)", adm_error_message());
+        adm_error_clear();
+        return ADM_EXIT_OK;
+    }
+    /* asked for the GPU: none is a refusal, not a quiet run on the CPU */
+    if (adm_cuda_device_count(&ndev) != ADM_OK || (device >= 0 && adm_cuda_select(device) != ADM_OK))
+        return adm_cli_usage_error("%s --device %s: %s (--device cpu runs the oracle on the CPU)", cmd,
+                                   device >= 0 ? "cuda:N" : "cuda", adm_error_message());
+    *use_gpu = 1;
+    return ADM_EXIT_OK;
+}
+
 int adm_cli_set_budget(const char *option, const char *v)
 {
     int bytes = !strcmp(option, "--max-memory");

@@ -40,6 +40,14 @@ int adm_cli_getopt(int argc, char **argv, const char *cmd, const struct option *
 int adm_cli_getopt_short(int argc, char **argv, const char *cmd, const char *shortopts, const struct option *lo,
                          const char **arg, int *first);
 int adm_cli_set_mpfr_budget(const char *v);
+/* --device V: auto (the default), cpu, cuda or cuda:N, into *device (-2
+ * auto, -1 cpu, -3 cuda, N >= 0). Returns an exit code. */
+int adm_cli_parse_device(const char *v, int *device);
+/* Where cmd's oracle runs for --device `device`: *use_gpu; auto without a
+ * usable GPU runs on the CPU and says why in why (empty otherwise); cuda
+ * or cuda:N without one is a usage error (exit 2), as is a cuda:N that is
+ * not there. Returns an exit code. */
+int adm_cli_resolve_device(const char *cmd, int device, int *use_gpu, char *why, size_t n);
 /* --max-memory or --max-work (option) = v, strictly parsed
  * (adm_plan_parse_limit), for the library's plans. Returns an exit code. */
 int adm_cli_set_budget(const char *option, const char *v);

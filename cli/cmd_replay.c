@@ -254,21 +254,7 @@ int adm_cmd_replay(int argc, char **argv)
             case 'u': junit = v; break;
             case 'H': html = v; break;
             case 's': strict = 1; break;
-            case 'D': {
-                char *end;
-                long k;
-                if (!strcmp(v, "auto")) device = -2;
-                else if (!strcmp(v, "cpu")) device = -1;
-                else if (!strcmp(v, "cuda")) device = -3;
-                else if (!strncmp(v, "cuda:", 5) && (k = strtol(v + 5, &end, 10), end != v + 5 && !*end) && k >= 0 &&
-                         k < 4096)
-                    device = (int)k;
-                else {
-                    rc = adm_cli_usage_error("--device: expected auto, cpu, cuda or cuda:N, got '%s'", v);
-                    goto done;
-                }
-                break;
-            }
+            case 'D': if ((rc = adm_cli_parse_device(v, &device)) != ADM_EXIT_OK) goto done; break;
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
             case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) goto done; break;
             case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) goto done; break;
@@ -295,22 +281,8 @@ int adm_cmd_replay(int argc, char **argv)
         rc = adm_cli_usage_error("replay: expected at least one CAPTURE");
         goto done;
     }
-    if (device == -2) {
-        /* auto: the GPU where there is a usable one; the report says why not */
-        int ndev = 0;
-        use_gpu = adm_cuda_device_count(&ndev) == ADM_OK && ndev > 0;
-        if (!use_gpu) snprintf(auto_why, sizeof auto_why, " (no usable GPU: %s)", adm_error_message());
-        adm_error_clear();
-    } else if (device != -1) {
-        /* asked for the GPU: none is a refusal, not a quiet run on the CPU */
-        int ndev = 0;
-        if (adm_cuda_device_count(&ndev) != ADM_OK || (device >= 0 && adm_cuda_select(device) != ADM_OK)) {
-            rc = adm_cli_usage_error("replay --device %s: %s (--device cpu runs the oracle on the CPU)",
-                                     device >= 0 ? "cuda:N" : "cuda", adm_error_message());
-            goto done;
-        }
-        use_gpu = 1;
-    }
+    if ((rc = adm_cli_resolve_device("replay", device, &use_gpu, auto_why, sizeof auto_why)) != ADM_EXIT_OK)
+        goto done;
     /* after the options: --mpfr-budget sets what the default reads */
     adm_oracle_config_default(&replay_ocfg);
     replay_ocfg.use_gpu = use_gpu;

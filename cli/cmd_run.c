@@ -29,6 +29,9 @@ static const char run_usage[] =
     ADM_CLI_REPORT_USAGE
     "  --list             the registered implementations\n"
     "  --mpfr-budget T    the most MPFR work of the oracle, in input terms (default 2^24; 0: no limit)\n"
+    "  --device D         where the oracle and gates 1 and 2's statistics run: auto (default: the GPU\n"
+    "                     where admit was built with CUDA and one is usable, else the CPU), cpu, cuda or\n"
+    "                     cuda:N (without a usable GPU: exit 2), as replay's\n"
     ADM_CLI_BUDGET_HELP;
 
 static const char table_usage[] =
@@ -103,8 +106,10 @@ int adm_cmd_run(int argc, char **argv)
     const char *capture = NULL, *ref = NULL, *cands[32], *json = NULL, *junit = NULL, *html = NULL, *reader_text = NULL;
     char *claim_names[32];
     adm_tier claim_tiers[32];
-    int nc = 0, ncl = 0, rc = ADM_EXIT_OK, strict = 0, who[32];
+    int nc = 0, ncl = 0, rc = ADM_EXIT_OK, strict = 0, who[32], device = -2, use_gpu = 0, on_gpu = 0;
+    char why[256] = "";
     adm_reader reader;
+    adm_oracle_config ocfg;
     adm_report *rep = NULL;
     {
         static const struct option lo[] = {{"reference", required_argument, 0, 'r'}, {"candidate", required_argument, 0, 'c'},
@@ -113,6 +118,7 @@ int adm_cmd_run(int argc, char **argv)
                                            {"list", no_argument, 0, 'l'}, {"mpfr-budget", required_argument, 0, 'B'},
                                            {"html", required_argument, 0, 'H'}, {"strict", no_argument, 0, 's'},
                                            {"max-memory", required_argument, 0, 'M'}, {"max-work", required_argument, 0, 'W'},
+                                           {"device", required_argument, 0, 'D'},
                                            {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
         const char *v;
         int ch, first = argc;
@@ -134,6 +140,7 @@ int adm_cmd_run(int argc, char **argv)
             case 'B': if ((rc = adm_cli_set_mpfr_budget(v)) != ADM_EXIT_OK) goto done; break;
             case 'M': if ((rc = adm_cli_set_budget("--max-memory", v)) != ADM_EXIT_OK) goto done; break;
             case 'W': if ((rc = adm_cli_set_budget("--max-work", v)) != ADM_EXIT_OK) goto done; break;
+            case 'D': if ((rc = adm_cli_parse_device(v, &device)) != ADM_EXIT_OK) goto done; break;
             case 'C':
                 if (ncl == 32) { rc = adm_cli_usage_error("--claim: at most 32 claims"); goto done; }
                 if ((rc = adm_cli_parse_claim(v, &claim_names[ncl], &claim_tiers[ncl])) != ADM_EXIT_OK) goto done;
@@ -154,6 +161,9 @@ int adm_cmd_run(int argc, char **argv)
     }
     if ((rc = match_claims(claim_names, ncl, cands, nc, who)) != ADM_EXIT_OK) goto done;
     if (adm_reader_parse(reader_text, &reader) != ADM_OK) { rc = adm_cli_fail(); goto done; }
+    if ((rc = adm_cli_resolve_device("run", device, &use_gpu, why, sizeof why)) != ADM_EXIT_OK) goto done;
+    adm_oracle_config_default(&ocfg);
+    ocfg.use_gpu = use_gpu;
     {
         adm_plan budget; /* ADM_MAX_MEMORY and ADM_MAX_WORK, before anything runs */
         if (adm_plan_init(&budget, ADM_PLAN_RUN) != ADM_OK) { rc = adm_cli_fail(); goto done; }
@@ -168,7 +178,8 @@ int adm_cmd_run(int argc, char **argv)
         adm_measure_result mr;
         adm_status ms;
         adm_cli_progress(k + 1, nc, cands[k]);
-        ms = adm_harness_measure(capture, NULL, caps, 1, NULL, ref, cands[k], &reader, &mr);
+        ms = adm_harness_measure_on(capture, NULL, caps, 1, NULL, ref, cands[k], &reader, &ocfg, &mr);
+        on_gpu += ms == ADM_OK && mr.stats_device > 0;
         adm_measure_result_free(&mr);
         if (ms != ADM_OK) {
             if (mr.in_run) { /* this candidate fails alone (a crashed plugin): the others still run */
@@ -187,6 +198,16 @@ int adm_cmd_run(int argc, char **argv)
             rc = adm_cli_fail();
             goto done;
         }
+    }
+    {
+        char line[512];
+        if (use_gpu)
+            snprintf(line, sizeof line, "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op but quantize (the CPU); "
+                     "statistics (gates 1 and 2): the GPU for %d of %d candidates, the CPU for the others; "
+                     "implementations, probes, views and the other gates: where each runs", on_gpu, nc);
+        else
+            snprintf(line, sizeof line, "oracle and gates: the CPU%s", why);
+        adm_cli_report_context(rep, "device", line);
     }
     rc = adm_cli_finish_report(rep, json, junit, html);
 done:

@@ -333,6 +333,7 @@ typedef struct adm_run_result {
     adm_verdict verdict;
     int64_t mpfr_refined;
     int probes, views;      /* special-value probes and views run */
+    int stats_device;       /* 1: gates 1 and 2's statistics ran on the GPU */
 } adm_run_result;
 
 /* Runs the reference and the candidate on the inputs, on the special-value
@@ -372,6 +373,14 @@ ADM_API adm_status adm_harness_check_inputs(const adm_op *op, const adm_op_param
 ADM_API adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
                                    const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
                                    const adm_gate_config *gcfg, adm_run_result *out);
+/* The same with the oracle's configuration (NULL: the default, the CPU):
+ * with ocfg->use_gpu the oracle runs on the GPU and gates 1 and 2's
+ * statistics too where the outputs allow (as replay --device cuda). */
+struct adm_oracle_config;
+ADM_API adm_status adm_harness_run_on(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                                      const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
+                                      const adm_gate_config *gcfg, const struct adm_oracle_config *ocfg,
+                                      adm_run_result *out);
 
 /* ------------------------------------------------------------------ */
 /* Budgets: a command's memory and work, from a capture's declared shapes */
@@ -441,6 +450,7 @@ typedef struct adm_measure_result {
                                or queried: this measurement fails alone */
     int ncaptures;          /* each capture's own verdict in brief, owned: adm_measure_result_free */
     adm_capture_summary *per_capture;
+    int stats_device;       /* captures whose gates 1 and 2's statistics ran on the GPU */
 } adm_measure_result;
 ADM_API void adm_measure_result_free(adm_measure_result *r);
 ADM_API void adm_capture_summary_of(const adm_verdict *v, adm_capture_summary *s);
@@ -454,6 +464,11 @@ ADM_API void adm_capture_summary_of(const adm_verdict *v, adm_capture_summary *s
 ADM_API adm_status adm_harness_measure(const char *source, const char *want_op, const char *const *captures, int ncap,
                                        const char *params_json, const char *ref_spec, const char *cand_spec,
                                        const adm_reader *reader, adm_measure_result *out);
+/* The same with the oracle's configuration (adm_harness_run_on). */
+ADM_API adm_status adm_harness_measure_on(const char *source, const char *want_op, const char *const *captures,
+                                          int ncap, const char *params_json, const char *ref_spec,
+                                          const char *cand_spec, const adm_reader *reader,
+                                          const struct adm_oracle_config *ocfg, adm_measure_result *out);
 
 /* The most captures a fusion table's entry may name (a runtime's layers
  * and steps of one fusion): their verdicts pool into one. */

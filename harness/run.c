@@ -176,7 +176,7 @@ static const char *view_names[4] = {"transposed", "strided", "offset", "broadcas
 ADM_FPENV_BODY
 static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
                                    const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
-                                   const adm_gate_config *gcfg, adm_run_result *out)
+                                   const adm_gate_config *gcfg, const adm_oracle_config *ocfg, adm_run_result *out)
 {
     adm_tensor r, c, cs, pr[N_PROBES], pc[N_PROBES], probe_in[N_PROBES], cut[ADM_OP_MAX_INPUTS];
     adm_special_outcome so[N_PROBES];
@@ -184,6 +184,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     adm_oracle *o = NULL;
     adm_oracle_result orc;
     adm_judge_input ji;
+    adm_h_stats_dev *sdev = NULL;
     const adm_tensor *in2[ADM_OP_MAX_INPUTS], *pin[ADM_OP_MAX_INPUTS], *cref;
     adm_status st;
     int nv = 0, axis = -1;
@@ -210,7 +211,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
         return st;
     }
     /* the oracle, sharp to the reference's error scale */
-    if ((st = adm_oracle_create(NULL, &o)) != ADM_OK) goto done;
+    if ((st = adm_oracle_create(ocfg, &o)) != ADM_OK) goto done;
     if ((st = adm_oracle_eval(o, op, p, inputs, &orc)) != ADM_OK) goto done;
     if ((st = adm_oracle_refine(o, op, p, inputs, &orc, adm_judge_resolve_scale(&orc.value, &r))) != ADM_OK) goto done;
     /* probes and views on the first ADM_PROBE_ROWS rows; the views compare
@@ -286,6 +287,15 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     ji.n_special = N_PROBES;
     ji.views = vo;
     ji.n_views = nv;
+    /* with the oracle on the GPU, gates 1 and 2's statistics too where the
+     * outputs allow (replay's rule: harness/replay.c) */
+    if (ocfg && ocfg->use_gpu && adm_tensor_numel(&orc.value) > 0) {
+        st = adm_h_stats_dev_open(&orc.value, orc.has_cond ? &orc.cond : NULL, &r, &sdev);
+        if (st == ADM_ERR_UNSUPPORTED || st == ADM_ERR_NO_DEVICE) adm_error_clear();
+        else if (st != ADM_OK) goto done;
+        ji.stats_dev = sdev;
+        out->stats_device = adm_h_stats_dev_serves(sdev, &ji);
+    }
     st = adm_judge(&ji, gcfg, &out->verdict);
     out->mpfr_refined = orc.mpfr_refined;
     out->probes = N_PROBES;
@@ -297,6 +307,7 @@ done:
         adm_tensor_free(&probe_in[k]);
     }
     for (int i = 0; i < ADM_OP_MAX_INPUTS; i++) adm_tensor_free(&cut[i]);
+    adm_h_stats_dev_free(sdev);
     adm_oracle_result_free(&orc);
     adm_oracle_free(o);
     adm_tensor_free(&r);
@@ -313,7 +324,20 @@ adm_status adm_harness_run(const adm_op *op, const adm_op_params *p, const adm_t
     adm_fpenv fe;
     adm_status rv;
     adm_fpenv_enter(&fe);
-    rv = harness_run_body(op, p, inputs, ref, cand, reader, gcfg, out);
+    rv = harness_run_body(op, p, inputs, ref, cand, reader, gcfg, NULL, out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_harness_run_on(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
+                              const adm_impl *ref, const adm_impl *cand, const adm_reader *reader,
+                              const adm_gate_config *gcfg, const adm_oracle_config *ocfg, adm_run_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = harness_run_body(op, p, inputs, ref, cand, reader, gcfg, ocfg, out);
     adm_fpenv_leave(&fe);
     return rv;
 }

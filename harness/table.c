@@ -45,8 +45,9 @@ void adm_measure_result_free(adm_measure_result *r)
  * error) with *field the input at fault and *in_run set where it failed
  * while the implementations ran or a plugin could not be loaded. */
 static adm_status measure_one(const char *capture, const char *want_op, const char *params_override,
-                              const char *ref_spec, const char *cand_spec, const adm_reader *reader, adm_plan *plan,
-                              adm_run_result *rr, const char **field, int *in_run)
+                              const char *ref_spec, const char *cand_spec, const adm_reader *reader,
+                              const adm_oracle_config *ocfg, adm_plan *plan, adm_run_result *rr, const char **field,
+                              int *in_run)
 {
     adm_capture *cap = NULL;
     const adm_op *op;
@@ -94,7 +95,7 @@ static adm_status measure_one(const char *capture, const char *want_op, const ch
     }
     *field = "captures";
     *in_run = 1;
-    st = adm_harness_run(op, &p, in, ref, cand, reader, NULL, rr);
+    st = adm_harness_run_on(op, &p, in, ref, cand, reader, NULL, ocfg, rr);
     if (st == ADM_OK) *in_run = 0;
     else adm_error_prefix("%s: ", capture);
 done:
@@ -117,7 +118,8 @@ static adm_status measure_plan(const char *ref_spec, const char *cand_spec, cons
 ADM_FPENV_BODY
 static adm_status harness_measure_body(const char *source, const char *want_op, const char *const *captures, int ncap,
                                        const char *params_override, const char *ref_spec, const char *cand_spec,
-                                       const adm_reader *reader, adm_measure_result *out)
+                                       const adm_reader *reader, const adm_oracle_config *ocfg,
+                                       adm_measure_result *out)
 {
     int64_t refined = 0;
     adm_plan plan;
@@ -131,7 +133,7 @@ static adm_status harness_measure_body(const char *source, const char *want_op, 
         adm_run_result rr;
         adm_status st;
         out->capture = k;
-        if ((st = measure_one(captures[k], want_op, params_override, ref_spec, cand_spec, reader, &plan, &rr,
+        if ((st = measure_one(captures[k], want_op, params_override, ref_spec, cand_spec, reader, ocfg, &plan, &rr,
                               &out->field, &out->in_run)) != ADM_OK)
             return st;
         {
@@ -143,6 +145,7 @@ static adm_status harness_measure_body(const char *source, const char *want_op, 
             adm_verdict_pool_add(&out->verdict, &rr.verdict, ncap > 1 ? label : NULL);
         }
         refined += rr.mpfr_refined;
+        out->stats_device += rr.stats_device;
         out->ncaptures = k + 1;
     }
     out->field = NULL;
@@ -181,8 +184,8 @@ static adm_status measure_unit_body(const adm_measure_unit *u, adm_unit_result *
     memset(out, 0, sizeof *out);
     if (adm_env_check() != ADM_OK || measure_plan(u->ref_spec, u->cand_spec, u->params, &plan) != ADM_OK)
         return unit_failed(out, NULL, 0);
-    if (measure_one(u->capture, u->op, u->params, u->ref_spec, u->cand_spec, &u->reader, &plan, &rr, &field, &in_run) !=
-        ADM_OK)
+    if (measure_one(u->capture, u->op, u->params, u->ref_spec, u->cand_spec, &u->reader, NULL, &plan, &rr, &field,
+                    &in_run) != ADM_OK)
         return unit_failed(out, field, in_run);
     out->verdict = rr.verdict;
     out->mpfr_refined = rr.mpfr_refined;
@@ -208,7 +211,22 @@ adm_status adm_harness_measure(const char *source, const char *want_op, const ch
     adm_fpenv fe;
     adm_status rv;
     adm_fpenv_enter(&fe);
-    rv = harness_measure_body(source, want_op, captures, ncap, params_override, ref_spec, cand_spec, reader, out);
+    rv = harness_measure_body(source, want_op, captures, ncap, params_override, ref_spec, cand_spec, reader, NULL,
+                              out);
+    adm_fpenv_leave(&fe);
+    return rv;
+}
+
+/* In the default floating-point environment (core/adm_fpenv.h). */
+adm_status adm_harness_measure_on(const char *source, const char *want_op, const char *const *captures, int ncap,
+                                  const char *params_override, const char *ref_spec, const char *cand_spec,
+                                  const adm_reader *reader, const adm_oracle_config *ocfg, adm_measure_result *out)
+{
+    adm_fpenv fe;
+    adm_status rv;
+    adm_fpenv_enter(&fe);
+    rv = harness_measure_body(source, want_op, captures, ncap, params_override, ref_spec, cand_spec, reader, ocfg,
+                              out);
     adm_fpenv_leave(&fe);
     return rv;
 }

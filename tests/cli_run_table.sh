@@ -32,6 +32,25 @@ expect 2 "smaller than version 1's" -- "$admit" run "$g" --reference eager --can
 expect 2 "cannot load" -- "$admit" run "$g" --reference eager --candidate "$work/missing.so:k"
 expect 2 "no implementation 'nope'" -- "$admit" run "$g" --reference eager --candidate nope
 expect 2 "expected CAPTURE, --reference" -- "$admit" run "$g" --candidate fused_epilogue
+# Where run's oracle runs (issue 17), as replay's --device: cpu says so; the
+# default (auto) without a usable GPU runs on the CPU and says why; cuda
+# without one is a refusal that writes no report.
+expect 2 "--device: expected auto, cpu, cuda or cuda:N, got 'gpu'" -- "$admit" run "$g" --reference eager \
+    --candidate fused_epilogue --device gpu
+expect 0 "fused_epilogue" -- "$admit" run "$g" --reference eager --candidate fused_epilogue --device cpu --json "$work/dev.json"
+/usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["run"]["device"]; assert d=="oracle and gates: the CPU", d' \
+    "$work/dev.json" || { echo "FAIL: run's report does not say where the oracle ran"; fails=$((fails + 1)); }
+checks=$((checks + 1))
+if ! "$admit" version 2>&1 | grep -q 'device .*(sm_'; then
+    expect 2 "run --device cuda: " "(--device cpu runs the oracle on the CPU)" -- \
+        "$admit" run "$g" --reference eager --candidate fused_epilogue --device cuda --json "$work/nogpu.json"
+    [ -e "$work/nogpu.json" ] && { echo "FAIL: a refused run --device cuda wrote a report"; fails=$((fails + 1)); }
+    expect 0 "fused_epilogue" -- "$admit" run "$g" --reference eager --candidate fused_epilogue --json "$work/auto.json"
+    /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["run"]["device"]
+assert d.startswith("oracle and gates: the CPU (no usable GPU: "), d' "$work/auto.json" ||
+        { echo "FAIL: run's default did not say why it ran on the CPU"; fails=$((fails + 1)); }
+    checks=$((checks + 1))
+fi
 # table: the bundled fusion table holds (every declared tier agrees)
 expect 0 "flux1_ff_linear_gelu_epilogue" "ideogram_bf16_gate_rmsnorm         bf16_stats          high      high      holds" \
     "summary: 14 entries: 12 hold, 2 promotable, 0 unsafe, 0 errors. Every claim holds." \
