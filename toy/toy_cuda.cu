@@ -18,13 +18,10 @@ extern "C" {
 #include "adm_cuda_check.h"
 #include "adm_cublaslt.cuh"
 
+/* core/cuda.cu's, beside it in the module */
 extern "C" adm_status adm_toy_cuda_select(int device)
 {
-    int count = 0;
-    ADM_TRY(adm_cuda_device_count(&count));
-    if (device < 0 || device >= count)
-        return ADM_FAIL(ADM_ERR_NO_DEVICE, "toy: GPU %d requested, %d present", device, count);
-    ADM_CUDA_CHECK(cudaSetDevice(device));
+    ADM_TRY(adm_cuda_select(device));
     return ADM_OK;
 }
 
