@@ -107,6 +107,7 @@ int adm_cmd_run(int argc, char **argv)
     char *claim_names[32];
     adm_tier claim_tiers[32];
     int nc = 0, ncl = 0, rc = ADM_EXIT_OK, strict = 0, who[32], device = -2, use_gpu = 0, on_gpu = 0;
+    double secs[ADM_RUN_PHASES] = {0};
     char why[256] = "";
     adm_reader reader;
     adm_oracle_config ocfg;
@@ -180,6 +181,7 @@ int adm_cmd_run(int argc, char **argv)
         adm_cli_progress(k + 1, nc, cands[k]);
         ms = adm_harness_measure_on(capture, NULL, caps, 1, NULL, ref, cands[k], &reader, &ocfg, &mr);
         on_gpu += ms == ADM_OK && mr.stats_device > 0;
+        for (int ph = 0; ph < ADM_RUN_PHASES && ms == ADM_OK; ph++) secs[ph] += mr.seconds[ph];
         adm_measure_result_free(&mr);
         if (ms != ADM_OK) {
             if (mr.in_run) { /* this candidate fails alone (a crashed plugin): the others still run */
@@ -208,6 +210,13 @@ int adm_cmd_run(int argc, char **argv)
         else
             snprintf(line, sizeof line, "oracle and gates: the CPU%s", why);
         adm_cli_report_context(rep, "device", line);
+        /* where the time went, over the candidates (each reads the capture
+         * and runs the reference again) */
+        for (int ph = 0; ph < ADM_RUN_PHASES; ph++)
+            if (adm_report_add_timing(rep, adm_run_phase_name(ph), secs[ph]) != ADM_OK) {
+                rc = adm_cli_fail();
+                goto done;
+            }
     }
     rc = adm_cli_finish_report(rep, json, junit, html);
 done:

@@ -334,7 +334,16 @@ typedef struct adm_run_result {
     int64_t mpfr_refined;
     int probes, views;      /* special-value probes and views run */
     int stats_device;       /* 1: gates 1 and 2's statistics ran on the GPU */
+    /* wall time (s) of each phase: ADM_RUN_PHASES, named by adm_run_phase_name */
+    double seconds[6];
 } adm_run_result;
+/* The phases of a run whose wall time adm_run_result and
+ * adm_measure_result carry: 0 "read" (the capture; adm_harness_measure's),
+ * 1 "implementations" (reference and candidate on the inputs), 2 "oracle"
+ * (evaluation and refinement), 3 "probes_views" (the special-value probes
+ * and the views), 4 "statistics" (gates 1 and 2), 5 "other_gates". */
+#define ADM_RUN_PHASES 6
+ADM_API const char *adm_run_phase_name(int phase);
 
 /* Runs the reference and the candidate on the inputs, on the special-value
  * probes (a NaN element, a NaN row, +Inf, -Inf, +-0, subnormals, values
@@ -451,6 +460,7 @@ typedef struct adm_measure_result {
     int ncaptures;          /* each capture's own verdict in brief, owned: adm_measure_result_free */
     adm_capture_summary *per_capture;
     int stats_device;       /* captures whose gates 1 and 2's statistics ran on the GPU */
+    double seconds[6];      /* each phase's wall time over the captures (adm_run_phase_name) */
 } adm_measure_result;
 ADM_API void adm_measure_result_free(adm_measure_result *r);
 ADM_API void adm_capture_summary_of(const adm_verdict *v, adm_capture_summary *s);

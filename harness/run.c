@@ -9,6 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+static const char *phase_names[ADM_RUN_PHASES] = {"read", "implementations", "oracle", "probes_views", "statistics",
+                                                  "other_gates"};
+
+const char *adm_run_phase_name(int phase)
+{
+    return phase >= 0 && phase < ADM_RUN_PHASES ? phase_names[phase] : "invalid";
+}
+
 #define N_PROBES 8
 static const char *probe_names[N_PROBES] = {"nan_element", "nan_row", "pos_inf", "neg_inf", "signed_zeros",
                                             "subnormals", "near_overflow", "empty"};
@@ -188,6 +196,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     const adm_tensor *in2[ADM_OP_MAX_INPUTS], *pin[ADM_OP_MAX_INPUTS], *cref;
     adm_status st;
     int nv = 0, axis = -1;
+    double t0 = adm_h_now(), t1;
 
     memset(out, 0, sizeof *out);
     memset(&r, 0, sizeof r);
@@ -210,10 +219,14 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
         adm_tensor_free(&r);
         return st;
     }
+    t1 = adm_h_now();
+    out->seconds[1] = t1 - t0;
     /* the oracle, sharp to the reference's error scale */
     if ((st = adm_oracle_create(ocfg, &o)) != ADM_OK) goto done;
     if ((st = adm_oracle_eval(o, op, p, inputs, &orc)) != ADM_OK) goto done;
     if ((st = adm_oracle_refine(o, op, p, inputs, &orc, adm_judge_resolve_scale(&orc.value, &r))) != ADM_OK) goto done;
+    t0 = adm_h_now();
+    out->seconds[2] = t0 - t1;
     /* probes and views on the first ADM_PROBE_ROWS rows; the views compare
      * with the candidate's own output on those rows */
     if ((st = adm_harness_probe_inputs(op, p, inputs, cut, pin, &axis)) != ADM_OK) goto done;
@@ -272,6 +285,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
         adm_tensor_free(&twin);
         adm_tensor_free(&storage);
     }
+    out->seconds[3] = adm_h_now() - t0;
     memset(&ji, 0, sizeof ji);
     ji.oracle = &orc.value;
     ji.bound = &orc.bound;
@@ -287,6 +301,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     ji.n_special = N_PROBES;
     ji.views = vo;
     ji.n_views = nv;
+    ji.seconds = out->seconds + 4;
     /* with the oracle on the GPU, gates 1 and 2's statistics too where the
      * outputs allow (replay's rule: harness/replay.c) */
     if (ocfg && ocfg->use_gpu && adm_tensor_numel(&orc.value) > 0) {

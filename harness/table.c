@@ -5,6 +5,7 @@
  * runtime can call it; admit-kernel table is a thin wrapper. */
 #include "adm_capture.h"
 #include "adm_harness.h"
+#include "harness_internal.h"
 #include "adm_oracle.h"
 #include "adm_fpenv.h"
 #include "plugin_sandbox.h"
@@ -55,11 +56,13 @@ static adm_status measure_one(const char *capture, const char *want_op, const ch
     const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
     const adm_impl *ref = NULL, *cand = NULL;
     adm_status st;
+    double t0 = adm_h_now(), read_s = 0;
     *field = "captures";
     *in_run = 0;
     if ((st = adm_capture_read_sandboxed_plan(capture, NULL, adm_plan_check, plan, &cap)) != ADM_OK ||
         (st = adm_capture_validate(cap)) != ADM_OK)
         goto done;
+    read_s = adm_h_now() - t0;
     op = adm_op_find(adm_capture_op(cap));
     if (want_op && strcmp(want_op, adm_capture_op(cap)) != 0) {
         st = ADM_FAIL(ADM_ERR_INVALID, "%s: the capture's op is '%s', the entry's '%s'", capture, adm_capture_op(cap),
@@ -96,6 +99,7 @@ static adm_status measure_one(const char *capture, const char *want_op, const ch
     *field = "captures";
     *in_run = 1;
     st = adm_harness_run_on(op, &p, in, ref, cand, reader, NULL, ocfg, rr);
+    rr->seconds[0] = read_s;
     if (st == ADM_OK) *in_run = 0;
     else adm_error_prefix("%s: ", capture);
 done:
@@ -146,6 +150,7 @@ static adm_status harness_measure_body(const char *source, const char *want_op, 
         }
         refined += rr.mpfr_refined;
         out->stats_device += rr.stats_device;
+        for (int ph = 0; ph < ADM_RUN_PHASES; ph++) out->seconds[ph] += rr.seconds[ph];
         out->ncaptures = k + 1;
     }
     out->field = NULL;

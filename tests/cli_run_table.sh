@@ -41,6 +41,13 @@ expect 0 "fused_epilogue" -- "$admit" run "$g" --reference eager --candidate fus
 /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))["run"]["device"]; assert d=="oracle and gates: the CPU", d' \
     "$work/dev.json" || { echo "FAIL: run's report does not say where the oracle ran"; fails=$((fails + 1)); }
 checks=$((checks + 1))
+# run's phases' wall times (issue 17)
+/usr/bin/python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["timings"]
+assert list(t) == ["read", "implementations", "oracle", "probes_views", "statistics", "other_gates"], t
+assert all(isinstance(x, float) and x >= 0 for x in t.values()), t
+assert t["read"] > 0 and t["implementations"] > 0 and t["oracle"] > 0 and t["probes_views"] > 0, t' "$work/dev.json" ||
+    { echo "FAIL: run's report has no phase timings"; fails=$((fails + 1)); }
+checks=$((checks + 1))
 if ! "$admit" version 2>&1 | grep -q 'device .*(sm_'; then
     expect 2 "run --device cuda: " "(--device cpu runs the oracle on the CPU)" -- \
         "$admit" run "$g" --reference eager --candidate fused_epilogue --device cuda --json "$work/nogpu.json"
