@@ -304,12 +304,13 @@ int adm_cmd_replay(int argc, char **argv)
             strncat(list, files[f], sizeof list - strlen(list) - 1);
         }
         adm_cli_report_context(rep, "captures", list);
-        char line[400];
-        snprintf(line, sizeof line, "%s%s",
-                 use_gpu ? "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op but quantize (the CPU); gates: see below"
-                         : "oracle and gates: the CPU",
-                 use_gpu ? "" : auto_why);
-        adm_cli_report_context(rep, "device", line);
+        /* with the GPU, the line is written once the candidates are judged
+         * (how many had their statistics there) */
+        if (!use_gpu) {
+            char line[400];
+            snprintf(line, sizeof line, "oracle and gates: the CPU%s", auto_why);
+            adm_cli_report_context(rep, "device", line);
+        }
     }
     /* Every capture is read and judged before anything is written (under
      * MPI, over the ranks); a candidate (one op, one name) found in several

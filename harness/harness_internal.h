@@ -128,6 +128,11 @@ typedef struct adm_h_stats_dev adm_h_stats_dev;
 double adm_h_now(void);
 adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
                                 adm_h_stats_dev **out);
+/* adm_h_stats_dev_open where the GPU can take the outputs: *out NULL (and
+ * ADM_OK) for outputs it does not read or without a device, so the
+ * statistics stay on the CPU; any other failure is returned. */
+adm_status adm_h_stats_dev_try(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
+                               adm_h_stats_dev **out);
 void adm_h_stats_dev_free(adm_h_stats_dev *d);
 int adm_h_stats_dev_serves(const adm_h_stats_dev *d, const adm_judge_input *in);
 adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v);

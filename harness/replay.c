@@ -80,13 +80,7 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
      * view) keeps the statistics on the CPU, and so does a build or a
      * machine without a GPU where the oracle ran on the CPU */
     if (ocfg && ocfg->use_gpu && adm_tensor_numel(ov) > 0) {
-        st = adm_h_stats_dev_open(ov, oc, ref, &sdev);
-        if (st == ADM_ERR_UNSUPPORTED || st == ADM_ERR_NO_DEVICE) {
-            adm_error_clear();
-            st = ADM_OK;
-        } else if (st != ADM_OK) {
-            goto fail_prefix;
-        }
+        if ((st = adm_h_stats_dev_try(ov, oc, ref, &sdev)) != ADM_OK) goto fail_prefix;
     }
     out->names = calloc((size_t)nc, sizeof *out->names);
     out->verdicts = calloc((size_t)nc, sizeof *out->verdicts);

@@ -305,9 +305,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     /* with the oracle on the GPU, gates 1 and 2's statistics too where the
      * outputs allow (replay's rule: harness/replay.c) */
     if (ocfg && ocfg->use_gpu && adm_tensor_numel(&orc.value) > 0) {
-        st = adm_h_stats_dev_open(&orc.value, orc.has_cond ? &orc.cond : NULL, &r, &sdev);
-        if (st == ADM_ERR_UNSUPPORTED || st == ADM_ERR_NO_DEVICE) adm_error_clear();
-        else if (st != ADM_OK) goto done;
+        if ((st = adm_h_stats_dev_try(&orc.value, orc.has_cond ? &orc.cond : NULL, &r, &sdev)) != ADM_OK) goto done;
         ji.stats_dev = sdev;
         out->stats_device = adm_h_stats_dev_serves(sdev, &ji);
     }

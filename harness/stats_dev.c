@@ -77,6 +77,15 @@ adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond
     return ADM_OK;
 }
 
+adm_status adm_h_stats_dev_try(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
+                               adm_h_stats_dev **out)
+{
+    adm_status st = adm_h_stats_dev_open(oracle, cond, ref, out);
+    if (st != ADM_ERR_UNSUPPORTED && st != ADM_ERR_NO_DEVICE) return st;
+    adm_error_clear();
+    return ADM_OK;
+}
+
 void adm_h_stats_dev_free(adm_h_stats_dev *d)
 {
     if (!d) return;

@@ -298,6 +298,16 @@ __global__ void linattn_lines(adm_o_linattn_job j, const double *q, const double
         adm_o_linattn_line(&j, q, kv, ka, ks, h, i, val, bnd, cond);
 }
 
+/* The oracle's n values, bounds and (where wanted: cond) condition scales
+ * back to the host. */
+adm_status download(const dev &dv, const dev &db, const dev &dc, size_t n, double *val, double *bnd, double *cond)
+{
+    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
+    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
+    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
+    return ADM_OK;
+}
+
 /* n doubles up to the device (nothing for NULL). */
 adm_status upload(dev *d, const double *h, size_t n)
 {
@@ -343,9 +353,7 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
     elementwise<<<grid_for(n), 256>>>((int)id, c->p->gelu_tanh, c->p->factor, dx.d(), dy.d(), dg.d(), dv.d(), db.d(),
                                       dc.d(), n);
     ADM_CUDA_CHECK_LAUNCH();
-    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
-    if (c->cond) ADM_CUDA_CHECK(cudaMemcpy(c->cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
+    ADM_TRY(download(dv, db, dc, n, val, bnd, c->cond));
     return ADM_OK;
 }
 
@@ -398,9 +406,7 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
     ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bias ? bd.d() : nullptr, gelu, nx.d(), nw.d(), vd.d(), bnd_d.d(),
                      &cr, cd.d()));
     ADM_CUDA_CHECK(cudaDeviceSynchronize());
-    ADM_CUDA_CHECK(cudaMemcpy(val, vd.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(bnd, bnd_d.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
-    if (c->cond) ADM_CUDA_CHECK(cudaMemcpy(c->cond, cd.p, sizeof(double) * (size_t)(M * N), cudaMemcpyDeviceToHost));
+    ADM_TRY(download(vd, bnd_d, cd, (size_t)(M * N), val, bnd, c->cond));
     return ADM_OK;
 }
 
@@ -498,9 +504,7 @@ extern "C" adm_status adm_o_cuda_reduce(const adm_o_reduce_job *j, int64_t total
     if (cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * nout));
     reduce_lines<<<(int)std::min<int64_t>((lines + 63) / 64, 65536), 64>>>(*j, dx.d(), dv.d(), db.d(), dc.d());
     ADM_CUDA_CHECK_LAUNCH();
-    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * nout, cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * nout, cudaMemcpyDeviceToHost));
-    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * nout, cudaMemcpyDeviceToHost));
+    ADM_TRY(download(dv, db, dc, nout, val, bnd, cond));
     return ADM_OK;
 }
 
@@ -522,9 +526,7 @@ extern "C" adm_status adm_o_cuda_norm(const adm_o_norm_job *j, int64_t total, co
     norm_sets<<<(int)std::min<int64_t>((j->sets + 63) / 64, 65536), 64>>>(*j, dx.d(), dw.d(), dbias.d(), dsh.d(),
                                                                           dsc.d(), dv.d(), db.d(), dc.d());
     ADM_CUDA_CHECK_LAUNCH();
-    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
-    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
+    ADM_TRY(download(dv, db, dc, n, val, bnd, cond));
     return ADM_OK;
 }
 
@@ -555,9 +557,7 @@ extern "C" adm_status adm_o_cuda_attention(const adm_o_attn_job *j, const double
         ADM_CUDA_CHECK(cudaGetLastError());
     }
     ADM_CUDA_CHECK_LAUNCH();
-    ADM_CUDA_CHECK(cudaMemcpy(val, dval.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
-    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    ADM_TRY(download(dval, db, dc, (size_t)nout, val, bnd, cond));
     return ADM_OK;
 }
 
@@ -584,8 +584,6 @@ extern "C" adm_status adm_o_cuda_linattn(const adm_o_linattn_job *j, const doubl
         ADM_CUDA_CHECK(cudaGetLastError());
     }
     ADM_CUDA_CHECK_LAUNCH();
-    ADM_CUDA_CHECK(cudaMemcpy(val, dval.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
-    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * (size_t)nout, cudaMemcpyDeviceToHost));
+    ADM_TRY(download(dval, db, dc, (size_t)nout, val, bnd, cond));
     return ADM_OK;
 }
