@@ -563,6 +563,38 @@ static struct {
     adm_dist_buf job, result;
 } local = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
+/* The fork gate. Rank 0 forks in its unit thread (the capture reader's
+ * and the plugins' sandboxes) while its main thread allocates for the
+ * other ranks. A child inherits every lock as it was at fork: glibc's
+ * malloc takes its own locks across fork, but the sanitizers' allocator
+ * (GCC 12's libasan) does not, and a child forked while the main thread
+ * held one of its locks waited forever (cli_mpi_same, about 1 run in 90
+ * under load: the reader's 15 s wall clock, then a sound capture reported
+ * corrupt). The main thread holds the gate while it works and lets go
+ * while it naps; pthread_atfork makes every fork in the process take it
+ * first. Recursive: the main thread may fork while it holds it. */
+static pthread_mutex_t fork_gate;
+static pthread_once_t fork_gate_once = PTHREAD_ONCE_INIT;
+
+static void fork_gate_prepare(void) { pthread_mutex_lock(&fork_gate); }
+static void fork_gate_parent(void) { pthread_mutex_unlock(&fork_gate); }
+
+/* the child's one thread has a new id: the gate is made anew, open */
+static void fork_gate_child(void)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&fork_gate, &a);
+    pthread_mutexattr_destroy(&a);
+}
+
+static void fork_gate_init(void)
+{
+    fork_gate_child();
+    pthread_atfork(fork_gate_prepare, fork_gate_parent, fork_gate_child);
+}
+
 static void *local_main(void *arg)
 {
     (void)arg;
@@ -804,6 +836,7 @@ void adm_dist_run(const adm_dist_ops *ops, void *ctx, int n, const int64_t *size
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
     local.ops = ops;
+    pthread_once(&fork_gate_once, fork_gate_init);
     if (!local.started && !local.lost) {
         if (pthread_create(&local.th, NULL, local_main, NULL) == 0) local.started = 1;
         else local.lost = 1;
@@ -811,6 +844,7 @@ void adm_dist_run(const adm_dist_ops *ops, void *ctx, int n, const int64_t *size
     while (s.resolved < n) {
         int busy = 0, src, tag, got, runners = 0;
         if (terminated) break;
+        pthread_mutex_lock(&fork_gate);
         /* the others' messages */
         while ((got = try_recv(MPI_ANY_SOURCE, &in, &src, &tag)) == 1) {
             peer *p = &g.peers[src];
@@ -912,6 +946,7 @@ void adm_dist_run(const adm_dist_ops *ops, void *ctx, int n, const int64_t *size
                 unit_lost(&s, u, "lost: no rank was left to measure it (each passed the unit time limit or could not "
                           "be reached)");
         }
+        pthread_mutex_unlock(&fork_gate);
         if (!busy) nap();
     }
     if (terminated) {
