@@ -1205,6 +1205,99 @@ START_TEST(test_bias_small_n_ulps)
 }
 END_TEST
 
+/* fp64 outputs with exact zeros (GATES.md, gate 2): where the oracle and
+ * its condition scale are 0, an fp64 ulp is 2^-1074 and its inverse
+ * overflows, so the sums in ulps are not finite: the mean's and the sign's
+ * tests in ulps stand aside (se_ulp 0) and the mean of d alone decides,
+ * still rejecting a lean of half the noise's step on every nonzero element
+ * and still admitting the symmetric noise; without the zeros the test in ulps
+ * applies. Every number the verdict states stays finite. */
+static void fp64_case(int zeros, int lean, adm_oracle_result *orc, adm_tensor *r, adm_tensor *c)
+{
+    const int64_t shape[2] = {8, 64};
+    adm_tensor x;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, NULL};
+    ck_assert_int_eq(adm_tensor_alloc(&x, ADM_FP64, 2, shape), ADM_OK);
+    for (int64_t i = 0; i < 512; i++) {
+        uint64_t h = gr_mix(0xf64 + (uint64_t)i);
+        double u = (double)(h >> 11) * 0x1p-53;
+        ((double *)x.data)[i] = (zeros && i % 16 == 0) ? 0.0 : 4 * u - 2;
+    }
+    const adm_op *op = adm_op_find("gelu");
+    adm_op_params p;
+    adm_oracle *ctx;
+    ck_assert_int_eq(adm_op_params_parse(op, "{\"approximate\":\"tanh\"}", &p), ADM_OK);
+    ck_assert_int_eq(adm_oracle_create(NULL, &ctx), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(ctx, op, &p, in, orc) == ADM_OK, "%s", adm_error_message());
+    ck_assert_int_eq(adm_tensor_alloc(r, ADM_FP64, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(c, ADM_FP64, 2, shape), ADM_OK);
+    for (int pass = 0; pass < 2; pass++)
+    for (int64_t i = 0; i < 512; i++) {
+        double o = ((double *)orc->value.data)[i];
+        /* the reference: the oracle moved by -8192, 0 or +8192 ulps at
+         * random (an fp64 path is judged against an oracle a thousand
+         * times sharper than its error); the candidate likewise,
+         * independently, plus the lean of 4096 ulps */
+        int kr = (int)(gr_mix(0x5eed + (uint64_t)i) % 3) - 1, kc = (int)(gr_mix(0xcafe + (uint64_t)i) % 3) - 1;
+        double ro = o, co = o;
+        if (o != 0) {
+            double ulp = nextafter(fabs(o), INFINITY) - fabs(o);
+            ro = o + kr * 8192 * ulp;
+            co = o + (kc * 8192 + lean * 4096) * ulp;
+        }
+        ((double *)r->data)[i] = ro;
+        ((double *)c->data)[i] = co;
+        /* fp64 outputs need the oracle sharper than fp64 evaluation gives:
+         * refined to the reference's error scale, then the outputs again */
+        if (pass == 0 && i == 511)
+            ck_assert_msg(adm_oracle_refine(ctx, op, &p, in, orc, adm_judge_resolve_scale(&orc->value, r)) == ADM_OK,
+                          "%s", adm_error_message());
+    }
+    adm_oracle_free(ctx);
+    adm_tensor_free(&x);
+}
+
+START_TEST(test_bias_fp64_zeros)
+{
+    for (int zeros = 0; zeros < 2; zeros++) {
+        for (int lean = 0; lean < 2; lean++) {
+            adm_oracle_result orc;
+            adm_tensor r, c;
+            adm_verdict v;
+            const adm_bias_test *b;
+            int64_t exact0 = 0;
+            fp64_case(zeros, lean, &orc, &r, &c);
+            for (int64_t i = 0; i < 512; i++)
+                exact0 += ((double *)orc.value.data)[i] == 0 && (!orc.has_cond || ((double *)orc.cond.data)[i] == 0);
+            ck_assert_int_eq(exact0, zeros ? 32 : 0);
+            judge_stored(&orc, &r, &c, &v);
+            b = &v.bias[ADM_BIAS_GLOBAL][ADM_BIAS_MEAN];
+            printf("fp64 GELU, %s, %s: mean d %.3g D, se %.3g, se in ulps %.3g, rejects %.3g D; gate 2 %s\n",
+                   zeros ? "32 exact zeros" : "no zeros", lean ? "a lean of +4096 ulps" : "symmetric noise", b->diff,
+                   b->se, b->se_ulp, b->detect, v.gate[ADM_GATE_BIAS].passed ? "holds" : "fails");
+            ck_assert(b->applicable);
+            ck_assert(isfinite(b->diff) && isfinite(b->se) && isfinite(b->se_ulp) && isfinite(b->detect));
+            ck_assert(isfinite(v.ev.ulp_over_D) && isfinite(v.power.lean));
+            /* the power stated is the mean of d's alone where the test in
+             * ulps stands aside (a NaN from it would vanish in fmin/fmax
+             * and overstate the power) */
+            if (zeros)
+                ck_assert_msg(b->se_ulp == 0 && b->detect >= b->t * b->se,
+                              "the test in ulps applied over exact zeros: se %g, rejects %g D, the mean of d %g D",
+                              b->se_ulp, b->detect, b->t * b->se);
+            else
+                ck_assert_msg(b->se_ulp > 0 && b->detect < b->t * b->se,
+                              "the test in ulps did not apply without zeros: rejects %g D, the mean of d %g D",
+                              b->detect, b->t * b->se);
+            ck_assert_int_eq(v.gate[ADM_GATE_BIAS].passed, !lean);
+            adm_tensor_free(&c);
+            adm_tensor_free(&r);
+            adm_oracle_result_free(&orc);
+        }
+    }
+}
+END_TEST
+
 /* A verdict needs enough finite, non-trivial elements: all-zero inputs
  * (every implementation returns exact zeros) and all-NaN inputs prove
  * nothing and admit nothing; 31 non-trivial elements are too few, 32
@@ -2392,6 +2485,7 @@ static Suite *harness_suite(void)
     tcase_add_test(tc, test_evidence);
     tcase_add_test(tc, test_rms_ratio_heteroscedastic);
     tcase_add_test(tc, test_bias_small_n_ulps);
+    tcase_add_test(tc, test_bias_fp64_zeros);
     suite_add_tcase(s, tc);
     tc = tcase_create("FalseAlarms");
     tcase_set_timeout(tc, 900);
