@@ -26,7 +26,7 @@ static const char oracle_usage[] =
     "  --mpfr-budget T       the most MPFR work, in input terms read (default 2^24,\n"
     "                        ADM_MPFR_BUDGET; 0: no limit); beyond it: exit 2\n"
     "  --threads N           CPU threads (default: all)\n"
-    "  --gpu                 every op but quantize on the GPU; without a usable GPU: exit 2\n"
+    "  --gpu                 every op on the GPU; without a usable GPU: exit 2\n"
     ADM_CLI_BUDGET_HELP;
 
 /* RMS of (ref - value) over elements where both are finite, and of

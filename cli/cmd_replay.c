@@ -31,7 +31,7 @@ static const char replay_usage[] =
     "  --device D         where the oracle's fp64 pass and gates 1 and 2's statistics run: auto\n"
     "                     (default: the GPU where admit was built with CUDA and one is usable, else\n"
     "                     the CPU), cpu, cuda or cuda:N (GPU N of the visible ones; without a usable\n"
-    "                     GPU: exit 2); every op but quantize has its oracle on the GPU\n"
+    "                     GPU: exit 2); every op has its oracle on the GPU\n"
     ADM_CLI_BUDGET_HELP
     ADM_CLI_MPI_HELP;
 
@@ -373,8 +373,8 @@ int adm_cmd_replay(int argc, char **argv)
         }
         if (use_gpu) {
             char where[512];
-            snprintf(where, sizeof where, "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op but quantize (the "
-                     "CPU); statistics (gates 1 and 2): the GPU for %d of %d candidates "
+            snprintf(where, sizeof where, "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op; "
+                     "statistics (gates 1 and 2): the GPU for %d of %d candidates "
                      "(contiguous bf16, fp16, fp32 and fp64 outputs), the CPU for the others; other gates (special "
                      "values, strides, flips, exactness): the CPU", on_gpu, judged_n);
             adm_cli_report_context(rep, "device", where);

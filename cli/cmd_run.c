@@ -204,7 +204,7 @@ int adm_cmd_run(int argc, char **argv)
     {
         char line[512];
         if (use_gpu)
-            snprintf(line, sizeof line, "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op but quantize (the CPU); "
+            snprintf(line, sizeof line, "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op; "
                      "statistics (gates 1 and 2): the GPU for %d of %d candidates, the CPU for the others; "
                      "implementations, probes, views and the other gates: where each runs", on_gpu, nc);
         else

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 4
+#define ADM_CUDA_MODULE_ABI 5
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
@@ -111,6 +111,7 @@ typedef struct adm_cuda_module {
                               double *val, double *bnd, double *cond);
     adm_status (*o_linattn)(const struct adm_o_linattn_job *j, const double *q, const double *k, const double *v,
                             double *val, double *bnd, double *cond);
+    adm_status (*o_quantize)(int scheme, int64_t n, int64_t N, double g, const double *x, double *val);
     adm_status (*linear_gelu)(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
                               adm_tensor *out);
     adm_status (*twin)(int which, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out);

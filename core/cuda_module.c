@@ -93,6 +93,7 @@ static const adm_cuda_module table = {
     adm_o_cuda_norm,
     adm_o_cuda_attention,
     adm_o_cuda_linattn,
+    adm_o_cuda_quantize,
     adm_cuda_linear_gelu,
     twin,
     adm_cuda_libm_f32_range,

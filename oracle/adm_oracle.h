@@ -36,7 +36,7 @@ typedef struct adm_oracle_config {
     double sharpness;
     int mpfr_bits;      /* precision of the MPFR evaluator (default 256, at least 64) */
     int threads;        /* CPU threads for the fp64 passes (0: OpenMP's default, omp_get_max_threads) */
-    int use_gpu;        /* every op but quantize on the GPU, where built and available */
+    int use_gpu;        /* every op's fp64 pass on the GPU, where built and available */
     /* The most refinement work one evaluation may do, in terms (an element
      * recomputed with MPFR costs the number of input terms it reads: K for
      * a GEMM, the row for a norm; a GEMM element re-bounded in fp64 costs

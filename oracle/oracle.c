@@ -420,11 +420,11 @@ static adm_status oracle_eval_body(adm_oracle *o, const adm_op *op, const adm_op
     switch (adm_op_id_of(op)) {
     case OP_MATMUL: case OP_LINEAR: case OP_LINEAR_GELU: case OP_RELU: case OP_SCALE: case OP_GELU: case OP_SILU:
     case OP_SWIGLU: case OP_GATED_RESIDUAL: case OP_ROW_SUM: case OP_MEAN_SQ: case OP_SOFTMAX: case OP_RMSNORM:
-    case OP_LAYERNORM: case OP_GROUPNORM: case OP_ATTENTION: case OP_LINEAR_ATTENTION:
+    case OP_LAYERNORM: case OP_GROUPNORM: case OP_ATTENTION: case OP_LINEAR_ATTENTION: case OP_QUANTIZE:
         r.on_gpu = c.use_gpu;
         break;
     default:
-        r.on_gpu = 0; /* quantize (exact, bound 0, a pass over the input): the CPU */
+        r.on_gpu = 0;
         break;
     }
     r.assumption = libm_assumption(adm_op_id_of(op), p, r.on_gpu);

@@ -52,6 +52,13 @@ adm_status adm_o_cuda_attention(const struct adm_o_attn_job *j, const double *q,
     return m->o_attention(j, q, k, v, val, bnd, cond);
 }
 
+adm_status adm_o_cuda_quantize(int scheme, int64_t n, int64_t N, double g, const double *x, double *val)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->o_quantize(scheme, n, N, g, x, val);
+}
+
 adm_status adm_o_cuda_linattn(const struct adm_o_linattn_job *j, const double *q, const double *k, const double *v,
                               double *val, double *bnd, double *cond)
 {

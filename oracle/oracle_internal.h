@@ -129,6 +129,11 @@ adm_status adm_o_cuda_attention(const struct adm_o_attn_job *j, const double *q,
                                 double *val, double *bnd, double *cond);
 adm_status adm_o_cuda_linattn(const struct adm_o_linattn_job *j, const double *q, const double *k, const double *v,
                               double *val, double *bnd, double *cond);
+/* quantize-dequantize on the GPU (oracle/quantize_cuda.cu, the
+ * arithmetic of quantize_fns.h) from the host's fp64 x (n elements, rows
+ * of N) into host values: scheme ADM_Q_*, g the tensor's scale (fp8 per
+ * tensor: s; nvfp4: the global g; unused per row). */
+adm_status adm_o_cuda_quantize(int scheme, int64_t n, int64_t N, double g, const double *x, double *val);
 /* Device-side times (ms, median of reps) at M x K x N from random bf16
  * inputs: [0] one cuBLAS DGEMM on fp64 operands, [1] the oracle (bf16 to
  * fp64, norms, DGEMM, bias, GELU, bound, and the condition scale: a

@@ -293,6 +293,69 @@ START_TEST(test_oracle_lines)
 }
 END_TEST
 
+/* quantize's oracle on the GPU (oracle/quantize_cuda.cu, quantize_fns.h's
+ * arithmetic): exact, so the CPU's values bit for bit and bounds of 0, on
+ * each scheme over a bf16 and an fp32 tensor whose rows span 2^-30 to
+ * 2^20 (subnormal scales, saturation, e2m1's tiny blocks), a zero row, and
+ * a NaN in one row (per row: that row NaN; per tensor and nvfp4: all). */
+START_TEST(test_oracle_quantize)
+{
+    static const char *schemes[3] = {"fp8_e4m3_tensor", "fp8_e4m3_row", "nvfp4"};
+    const adm_op *op = adm_op_find("quantize");
+    int64_t shape[2] = {512, 1024}, n = 512 * 1024;
+    for (int dti = 0; dti < 2; dti++) {
+        adm_dtype dt = dti ? ADM_FP32 : ADM_BF16;
+        for (int nan = 0; nan < 2; nan++) {
+            adm_tensor x;
+            const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x};
+            ck_assert_int_eq(adm_synth_gaussian(77 + (uint64_t)dti, 1.0, dt, 2, shape, &x), ADM_OK);
+            for (int64_t i = 0; i < n; i++) {
+                int64_t r = i / 1024;
+                uint64_t b;
+                double v = r == 7 ? 0.0 : ldexp(adm_tensor_get(&x, i), (int)(r % 51) - 30);
+                adm_format_encode(dt, v, ADM_RNE, 0, &b);
+                adm_tensor_set_bits(&x, i, b);
+            }
+            if (nan) adm_tensor_set_bits(&x, 300 * 1024 + 17, dti ? 0x7fc00000u : 0x7fc0u);
+            for (int sc = 0; sc < 3; sc++) {
+                adm_op_params p;
+                adm_oracle_config cfg;
+                adm_oracle *cpu, *gpu;
+                adm_oracle_result rc, rg;
+                char params[64];
+                int64_t differ = 0, nans = 0, nonzero_bound = 0;
+                snprintf(params, sizeof params, "{\"scheme\":\"%s\"}", schemes[sc]);
+                ck_assert_int_eq(adm_op_params_parse(op, params, &p), ADM_OK);
+                adm_oracle_config_default(&cfg);
+                ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
+                cfg.use_gpu = 1;
+                ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
+                ck_assert_int_eq(adm_oracle_eval(cpu, op, &p, in, &rc), ADM_OK);
+                ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
+                ck_assert(!rc.on_gpu && rg.on_gpu);
+                for (int64_t i = 0; i < n; i++) {
+                    double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
+                    differ += memcmp(&vc, &vg, 8) && !(isnan(vc) && isnan(vg));
+                    nans += isnan(vg);
+                    nonzero_bound += ((double *)rg.bound.data)[i] != 0;
+                }
+                printf("oracle quantize %s on %s%s on the GPU: %lld of %lld values not the CPU's bits, %lld NaN\n",
+                       schemes[sc], adm_dtype_name(dt), nan ? " with a NaN" : "", (long long)differ, (long long)n,
+                       (long long)nans);
+                ck_assert_int_eq(differ, 0);
+                ck_assert_int_eq(nonzero_bound, 0);
+                ck_assert_int_eq(nans, !nan ? 0 : sc == 1 ? 1024 : n);
+                adm_oracle_result_free(&rc);
+                adm_oracle_result_free(&rg);
+                adm_oracle_free(cpu);
+                adm_oracle_free(gpu);
+            }
+            adm_tensor_free(&x);
+        }
+    }
+}
+END_TEST
+
 /* The GPU's elementwise oracle agrees with the CPU's within the bounds, on
  * every bf16 input (gelu, silu) and DiT-like pairs (swiglu, gated residual). */
 START_TEST(test_oracle_elementwise)
@@ -1004,6 +1067,7 @@ int main(void)
     tcase_add_loop_test(tc, test_oracle_agrees, 0, 3);
     tcase_add_loop_test(tc, test_oracle_lines, 0, N_LINE_CASES);
     tcase_add_loop_test(tc, test_oracle_elementwise, 0, 6);
+    tcase_add_test(tc, test_oracle_quantize);
     suite_add_tcase(s, tc);
     tc = tcase_create("Libm");
     tcase_set_timeout(tc, 600);

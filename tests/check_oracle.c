@@ -1593,6 +1593,133 @@ START_TEST(test_mutant)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- quantize */
+
+#include "quantize_fns.h"
+
+/* The rounding quantize_fns.h replaced: the formats' own directed
+ * roundings (core/format.c) find the neighbours. */
+static double q_ref_div_round(adm_dtype dt, double a, double b)
+{
+    double qd = a / b, lo, hi, m, mb;
+    const adm_format_info *f = adm_format_get(dt);
+    uint64_t bits;
+    if (isnan(qd)) return qd;
+    if (fabs(qd) >= f->max_finite) return copysign(f->max_finite, qd);
+    if (adm_format_neighbors(dt, qd, &lo, &hi) != ADM_OK) return NAN;
+    if (lo == hi) return lo;
+    m = (lo + hi) / 2;
+    mb = m * b;
+    if (a > mb) return hi;
+    if (a < mb) return lo;
+    (void)adm_format_encode(dt, lo, ADM_RNE, 0, &bits);
+    return (bits & 1) ? hi : lo;
+}
+
+static int q_same(double x, double y) { return (isnan(x) && isnan(y)) || !memcmp(&x, &y, sizeof x); }
+
+/* quantize_fns.h's rounding against the formats' on every bf16 and fp16
+ * dividend (zeros, subnormals, Inf and NaN among them) over divisors as
+ * the schemes make them: fp32 scales amax / 448 and 6 g for e4m3, block
+ * scales sb g for e2m1, and 448 and 6 * 448 for the fp32 scales
+ * themselves; bit for bit, signed zeros included. */
+START_TEST(test_quantize_rounding)
+{
+    static const adm_dtype src[2] = {ADM_BF16, ADM_FP16};
+    static const struct { int fmt; adm_dtype dt; } tgt[3] = {
+        {ADM_QF_E4M3, ADM_E4M3}, {ADM_QF_E2M1, ADM_E2M1}, {ADM_QF_FP32, ADM_FP32}};
+    double div[3][160];
+    int nd[3] = {0, 0, 0};
+    long long bad = 0, calls = 0, ties = 0;
+    /* e4m3's divisors: fp32(amax / 448) and 6 fp32(amax / 2688), amax a
+     * spread of bf16 magnitudes from subnormal to large */
+    for (uint32_t u = 0x0001; u < 0x7f80 && nd[0] < 158; u += 0x0265) {
+        double amax = adm_format_decode(ADM_BF16, u);
+        div[0][nd[0]++] = (double)(float)(amax / 448.0);
+        div[0][nd[0]++] = 6.0 * (double)(float)(amax / 2688.0);
+    }
+    /* e2m1's: sb g, sb an e4m3 value, g fp32 */
+    for (uint32_t u = 1; u < 0x7f && nd[1] < 160; u += 2) {
+        double sb = adm_format_decode(ADM_E4M3, u);
+        div[1][nd[1]++] = sb * (double)(float)(3.0 / 2688.0);
+        div[1][nd[1]++] = sb * (double)(float)(1e-3 / 2688.0);
+    }
+    div[2][nd[2]++] = 448.0;
+    div[2][nd[2]++] = 2688.0;
+    for (int t = 0; t < 3; t++)
+        for (int d = 0; d < nd[t]; d++) {
+            double b = div[t][d];
+            if (!(b > 0) || !isfinite(b)) continue;
+            for (int sidx = 0; sidx < 2; sidx++)
+                for (uint32_t u = 0; u < 65536; u++) {
+                    double a = adm_format_decode(src[sidx], u), want = q_ref_div_round(tgt[t].dt, a, b);
+                    double got = adm_qf_div_round(tgt[t].fmt, a, b), lo, hi;
+                    calls++;
+                    if (!q_same(want, got)) {
+                        if (bad < 5)
+                            fprintf(stderr, "quantize rounding: %s / %a into %s: %a, the formats' %a\n",
+                                    adm_dtype_name(src[sidx]), a, adm_dtype_name(tgt[t].dt), got, want);
+                        bad++;
+                    }
+                    if (isfinite(a) && fabs(a / b) < adm_format_get(tgt[t].dt)->max_finite &&
+                        adm_format_neighbors(tgt[t].dt, a / b, &lo, &hi) == ADM_OK && lo != hi &&
+                        a == (lo + hi) / 2 * b)
+                        ties++;
+                    adm_error_clear();
+                }
+        }
+    printf("quantize rounding: %lld divisions, %lld exact ties, %lld differ from the formats' rounding\n", calls,
+           ties, bad);
+    ck_assert_int_gt(ties, 1000);
+    ck_assert_int_eq(bad, 0);
+}
+END_TEST
+
+/* A NaN in a row makes that row's fp8 scale NaN, and every output of the
+ * row NaN (torch.amax's rule, as the tensor's amax already had it); the
+ * other rows keep theirs. */
+START_TEST(test_quantize_nan_rows)
+{
+    static const char *schemes[3] = {"fp8_e4m3_row", "fp8_e4m3_tensor", "nvfp4"};
+    const adm_op *op = adm_op_find("quantize");
+    int64_t shape[2] = {3, 32};
+    for (int sc = 0; sc < 3; sc++) {
+        adm_tensor x;
+        adm_op_params p;
+        adm_oracle *o;
+        adm_oracle_result r;
+        char params[64];
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x};
+        int64_t nan_out[3] = {0, 0, 0};
+        ck_assert_int_eq(adm_tensor_alloc(&x, ADM_BF16, 2, shape), ADM_OK);
+        for (int64_t i = 0; i < 96; i++) {
+            uint64_t b;
+            adm_format_encode(ADM_BF16, ldexp(1.0 + (double)(i % 7) / 8, (int)(i % 5) - 2), ADM_RNE, 0, &b);
+            adm_tensor_set_bits(&x, i, b);
+        }
+        /* row 1, early in it and in its first block of 16 */
+        adm_tensor_set_bits(&x, 32 + 3, adm_format_get(ADM_BF16)->nan_bits);
+        snprintf(params, sizeof params, "{\"scheme\":\"%s\"}", schemes[sc]);
+        ck_assert_int_eq(adm_op_params_parse(op, params, &p), ADM_OK);
+        ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+        ck_assert_msg(adm_oracle_eval(o, op, &p, in, &r) == ADM_OK, "%s", adm_error_message());
+        for (int64_t i = 0; i < 96; i++) nan_out[i / 32] += isnan(((double *)r.value.data)[i]);
+        printf("quantize %s, a NaN in row 1: NaN outputs per row %lld %lld %lld\n", schemes[sc],
+               (long long)nan_out[0], (long long)nan_out[1], (long long)nan_out[2]);
+        if (sc == 0) {
+            ck_assert_int_eq(nan_out[0], 0);
+            ck_assert_int_eq(nan_out[1], 32);
+            ck_assert_int_eq(nan_out[2], 0);
+        } else {
+            for (int k = 0; k < 3; k++) ck_assert_int_eq(nan_out[k], 32); /* the tensor's scale is NaN */
+        }
+        adm_oracle_result_free(&r);
+        adm_oracle_free(o);
+        adm_tensor_free(&x);
+    }
+}
+END_TEST
+
 static Suite *oracle_suite(void)
 {
     Suite *s = suite_create("oracle");
@@ -1626,6 +1753,11 @@ static Suite *oracle_suite(void)
     tc = tcase_create("MPFR");
     tcase_set_timeout(tc, 900);
     tcase_add_loop_test(tc, test_op_mpfr, 0, N_OP_CASES);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Quantize");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_quantize_rounding);
+    tcase_add_test(tc, test_quantize_nan_rows);
     suite_add_tcase(s, tc);
     tc = tcase_create("Mutation");
     tcase_set_timeout(tc, 900);
