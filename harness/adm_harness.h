@@ -371,6 +371,23 @@ ADM_API adm_status adm_harness_probe(const adm_tensor *x, int k, adm_tensor *out
 ADM_API adm_status adm_harness_probe_inputs(const adm_op *op, const adm_op_params *p,
                                             const adm_tensor *const *inputs, adm_tensor *cut,
                                             const adm_tensor **out, int *axis);
+/* run also cuts the probes' and views' output channels (not capture
+ * synth's special cases, which leave the weights to /inputs): the GEMM
+ * family's weight along its output features (linear and linear+gelu: w's
+ * rows and the bias; matmul: b's columns) to its first ADM_PROBE_COLS, so
+ * that a probe costs ADM_PROBE_ROWS x ADM_PROBE_COLS outputs, not
+ * ADM_PROBE_ROWS x the full weight (12288 x 3072 at FLUX.1's MLP, read,
+ * converted or uploaded whole by each of the ~36 calls: 11.8 of the 16 s
+ * of run on the H200, bench/results/2026-12-02-h200-session2.md).
+ * Each output channel of a GEMM row reads the whole row of x, so a NaN,
+ * Inf or near-overflow value in x reaches every channel alike: 64 show
+ * what 12288 show, over several of a kernel's 16- or 32-wide column tiles
+ * or vectors. Every other op keeps its channels: they are a norm's or
+ * softmax's reduction, a quantizer's blocks or elementwise (cheap at
+ * ADM_PROBE_ROWS rows); attention's k and v stay whole along the keys
+ * (every output reads every key) and along E (a head's width: little
+ * to save). */
+#define ADM_PROBE_COLS 64
 
 /* ADM_OK when the inputs (aligned with the op's input list, NULL for an
  * absent one) fit the op under these parameters, else ADM_ERR_SHAPE saying

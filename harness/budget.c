@@ -13,19 +13,21 @@
  *                         (16 per element of x), a norm's per-set buffers
  *   run                   per implementation its output on the inputs, at
  *                         impl_out_bytes per element; the probes and views run
- *                         on the first ADM_PROBE_ROWS rows (a fraction f of the
- *                         output, adm_harness_probe_inputs): per implementation
+ *                         on the first ADM_PROBE_ROWS rows (a fraction f of x,
+ *                         adm_harness_probe_inputs) and, for the GEMM family,
+ *                         the first ADM_PROBE_COLS output channels (fc of the
+ *                         weight; fo = f fc of the output): per implementation
  *                         the 8 probes' outputs (kept until the gates), the
- *                         candidate's output on those rows, 3 view outputs and
- *                         the view storage at a time, 8 probe inputs and the
- *                         cut inputs, all at f of full size; the emulations'
+ *                         candidate's output on that cut, 3 view outputs, at
+ *                         fo of full size; the view storage at a time and 8
+ *                         probe inputs at f; the cut inputs; the emulations'
  *                         fp32 copies of the inputs
  *   the gates             per-row and per-column sums, per thread
  * and the arithmetic in multiply-adds: a GEMM's M N K, attention's
  * B S T (D + E), linear attention's B (S + T) D E, one per element read or
  * written for the other ops; the oracle counts three times the op (value,
  * bound, condition scale), run the op once per implementation on the
- * inputs and, at f of its size, 24 times on the probes' rows (7 probes and
+ * inputs and, at fo of its size, 24 times on the probes' cut (7 probes and
  * 4 views of each implementation, the candidate on the rows where they are
  * a cut, the broadcast view's twin), and every judgement ten per output
  * element. The MPFR
@@ -127,8 +129,8 @@ static double capture_bytes(const adm_capture *c)
 typedef struct cost {
     double capture, oracle_out, oracle_ws, impls, gates; /* bytes */
     double op_work, oracle_work, runs, probe_runs, work;   /* multiply-adds; runs: implementation runs at full
-                                                              size, probe_runs: on the probes' rows */
-    double frac;                                           /* the probes' rows: the fraction of the op */
+                                                              size, probe_runs: on the probes' cut */
+    double frac;                                           /* the probes' cut: the fraction of the op */
 } cost;
 
 static double dim(const adm_tensor *t, int i) { return t && i >= 0 && i < t->ndim ? (double)t->shape[i] : 0; }
@@ -190,21 +192,30 @@ static int op_cost(const adm_plan *pl, const adm_capture *c, const adm_op *op, c
     threads = np > 0 ? (double)np : 1;
     k->gates = 64 * (last + rows) * (threads + 1);
     if (pl->kind == ADM_PLAN_RUN) {
-        double ob = pl->impl_out_bytes > 0 ? pl->impl_out_bytes : 8, f = 1;
+        double ob = pl->impl_out_bytes > 0 ? pl->impl_out_bytes : 8, f = 1, fc = 1, fo;
         double x0b = x0 * (in[0] ? adm_format_get(in[0]->dtype)->storage_bytes : 0);
-        int ax = in[0] ? adm_h_probe_axis(op, &p, in[0]->ndim, in[0]->shape) : -1;
+        int ax = in[0] ? adm_h_probe_axis(op, &p, in[0]->ndim, in[0]->shape) : -1, cut;
         if (ax >= 0) f = (double)ADM_PROBE_ROWS / (double)in[0]->shape[ax];
-        /* outputs on the inputs; on the probes' rows: the 8 probes'
-         * outputs (kept) and the candidate's, 3 view outputs, the view's
-         * storage (twice x, strided) and its twin at a time, 8 probe
-         * inputs and the cut inputs; the emulations' fp32 copies of the
+        /* the output channels run's probes keep (adm_h_probe_col_axis):
+         * a fraction fc of the output and of the op's work */
+        for (int i = 1; i < adm_op_input_count(op); i++) {
+            int ca = adm_h_probe_col_axis(op, i);
+            if (ca >= 0 && dim(in[i], ca) > ADM_PROBE_COLS) fc = fmin(fc, ADM_PROBE_COLS / dim(in[i], ca));
+        }
+        fo = f * fc;
+        cut = ax >= 0 || fc < 1;
+        /* outputs on the inputs; on the probes' cut (fo of the output):
+         * the 8 probes' outputs (kept) and the candidate's, 3 view
+         * outputs; the view's storage (twice x, strided) and its twin at a
+         * time and 8 probe inputs (f of x); the cut inputs (at most f + fc
+         * of every input, twice); the emulations' fp32 copies of the
          * inputs */
-        k->impls = pl->impls * ob * O + f * ((pl->impls * 8 + (ax >= 0) + 3) * ob * O + 4 * x0b + 8 * x0b) +
-                   (ax >= 0) * f * 2 * sin + 4 * sin;
+        k->impls = pl->impls * ob * O + fo * (pl->impls * 8 + cut + 3) * ob * O + f * (4 * x0b + 8 * x0b) +
+                   cut * ((ax >= 0) * f + (fc < 1) * fc) * 2 * sin + 4 * sin;
         k->runs = pl->impls;
-        k->probe_runs = pl->impls * (7 + 4) + 1 + (ax >= 0);
-        k->frac = f;
-        k->work = k->oracle_work + (k->runs + f * k->probe_runs) * k->op_work + 10 * O;
+        k->probe_runs = pl->impls * (7 + 4) + 1 + cut;
+        k->frac = fo;
+        k->work = k->oracle_work + (k->runs + fo * k->probe_runs) * k->op_work + 10 * O;
     } else if (pl->kind == ADM_PLAN_REPLAY) {
         k->work = k->oracle_work + 10 * O * adm_capture_candidate_count(c);
     } else {
@@ -276,7 +287,7 @@ adm_status adm_plan_check(const adm_capture *declared, void *plan)
         char runs[160] = "";
         if (p->kind == ADM_PLAN_RUN)
             snprintf(runs, sizeof runs, ", %.0f runs of the implementations at %.3g each and %.0f on the probes' "
-                     "rows at %.3g", k.runs, k.op_work, k.probe_runs, k.frac * k.op_work);
+                     "cut at %.3g", k.runs, k.op_work, k.probe_runs, k.frac * k.op_work);
         return ADM_FAIL(ADM_ERR_RANGE, "%s: %s would take about %.3g multiply-adds (the oracle %.3g%s), above the "
                         "work budget of %.3g (--max-work, ADM_MAX_WORK; 0: no limit)", path, kind_name(p->kind),
                         (double)p->work, k.oracle_work, runs, (double)p->max_work);

@@ -86,6 +86,10 @@ static inline double adm_h_ulp(adm_dtype dt, double x) { return adm_se_ulp(dt, x
  * along, or -1 (the budget model counts the probes with it). */
 int adm_h_probe_axis(const adm_op *op, const adm_op_params *p, int ndim, const int64_t *shape);
 
+/* The axis of input i that run's probes and views cut to its first
+ * ADM_PROBE_COLS entries (the GEMM family's output features), or -1. */
+int adm_h_probe_col_axis(const adm_op *op, int i);
+
 /* The raw sums of gates 1 and 2 over one output of R rows x N channels
  * (harness/stat_elem.h's layout): R x RAW_NS per row, ns stripes of
  * N x RAW_NS per channel, nb blocks of MG_NS magnitude numbers and

@@ -1,5 +1,6 @@
 /* Run: implementations on a capture's inputs, on special-value probes and
- * on non-contiguous views of its first rows (adm_harness_probe_inputs),
+ * on non-contiguous views of its first rows and output channels
+ * (adm_harness_probe_inputs, probe_cut_cols),
  * then the gates. */
 #include "harness_internal.h"
 #include "adm_fpenv.h"
@@ -75,6 +76,34 @@ int adm_h_probe_axis(const adm_op *op, const adm_op_params *p, int ndim, const i
     for (int d = 0; d < ndim - 1; d++)
         if (d != red && d != chan && shape[d] > ADM_PROBE_ROWS) return d;
     return -1;
+}
+
+int adm_h_probe_col_axis(const adm_op *op, int i)
+{
+    const char *name = adm_op_name(op);
+    if (!strcmp(name, "linear") || !strcmp(name, "linear+gelu")) return i == 1 || i == 2 ? 0 : -1; /* w [N, K], bias [N] */
+    if (!strcmp(name, "matmul")) return i == 1 ? 1 : -1;                                       /* b [K, N] */
+    return -1;
+}
+
+/* pin's inputs cut along adm_h_probe_col_axis to their first
+ * ADM_PROBE_COLS entries, as owned contiguous copies in cut[]; *cols 1
+ * when one was cut. On an error cut[] still holds only owned tensors. */
+static adm_status probe_cut_cols(const adm_op *op, const adm_tensor **pin, adm_tensor *cut, int *cols)
+{
+    *cols = 0;
+    for (int i = 0; i < adm_op_input_count(op); i++) {
+        int a = adm_h_probe_col_axis(op, i);
+        adm_tensor v, c;
+        if (a < 0 || !pin[i] || a >= pin[i]->ndim || pin[i]->shape[a] <= ADM_PROBE_COLS) continue;
+        ADM_TRY(adm_tensor_slice(pin[i], a, 0, ADM_PROBE_COLS, 1, &v));
+        ADM_TRY(adm_tensor_contiguous(&v, &c));
+        if (pin[i] == &cut[i]) adm_tensor_free(&cut[i]);
+        cut[i] = c;
+        pin[i] = &cut[i];
+        *cols = 1;
+    }
+    return ADM_OK;
 }
 
 adm_status adm_harness_probe_inputs(const adm_op *op, const adm_op_params *p, const adm_tensor *const *inputs,
@@ -195,7 +224,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     adm_h_stats_dev *sdev = NULL;
     const adm_tensor *in2[ADM_OP_MAX_INPUTS], *pin[ADM_OP_MAX_INPUTS], *cref;
     adm_status st;
-    int nv = 0, axis = -1;
+    int nv = 0, axis = -1, cols = 0;
     double t0 = adm_h_now(), t1;
 
     memset(out, 0, sizeof *out);
@@ -227,14 +256,16 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     if ((st = adm_oracle_refine(o, op, p, inputs, &orc, adm_judge_resolve_scale(&orc.value, &r))) != ADM_OK) goto done;
     t0 = adm_h_now();
     out->seconds[2] = t0 - t1;
-    /* probes and views on the first ADM_PROBE_ROWS rows; the views compare
-     * with the candidate's own output on those rows */
+    /* probes and views on the first ADM_PROBE_ROWS rows and the first
+     * ADM_PROBE_COLS output channels; the views compare with the
+     * candidate's own output on that cut */
     if ((st = adm_harness_probe_inputs(op, p, inputs, cut, pin, &axis)) != ADM_OK) goto done;
+    if ((st = probe_cut_cols(op, pin, cut, &cols)) != ADM_OK) goto done;
     cref = &c;
-    if (axis >= 0) {
+    if (axis >= 0 || cols) {
         if ((st = cand->run(cand, p, pin, &cs)) != ADM_OK) {
-            adm_error_prefix("candidate '%s' refuses the first %d rows of the capture's inputs: ", cand->name,
-                             ADM_PROBE_ROWS);
+            adm_error_prefix("candidate '%s' refuses the probes' cut of the capture's inputs (the first %d rows, "
+                             "%d output channels): ", cand->name, ADM_PROBE_ROWS, ADM_PROBE_COLS);
             goto done;
         }
         cref = &cs;

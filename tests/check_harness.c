@@ -374,6 +374,134 @@ START_TEST(test_probes_on_rows)
 }
 END_TEST
 
+/* run's probes and views cut the GEMM family's output channels too
+ * (issue 17): on a capture with more output channels than ADM_PROBE_COLS,
+ * no call on the probes' rows sees more than ADM_PROBE_COLS of the
+ * weight's output features (w's rows and the bias, matmul's b columns) or
+ * returns more output channels; and a candidate wrong only in a channel
+ * the probes no longer see (the last of N > ADM_PROBE_COLS) is rejected
+ * by the full-size gates as before. */
+typedef struct col_case {
+    const char *op, *ref, *cand; /* ref, cand: registered names; NULL: a plain matmul */
+    int64_t M, K, N;
+    int bias;
+    int fault; /* 0 none, 1 the last channel NaN, 2 the last channel doubled */
+    int gate;  /* the gate that must reject the fault */
+} col_case;
+static const col_case col_cases[] = {
+    {"linear+gelu", "eager", "fused_epilogue", 24, 40, 200, 1, 0, 0},
+    {"linear", "eager", "splitk_fp32", 24, 40, 130, 0, 0, 0},
+    {"matmul", NULL, NULL, 24, 40, 200, 0, 0, 0},
+    {"linear+gelu", "eager", "fused_epilogue", 24, 40, 200, 1, 1, ADM_GATE_SPECIAL},
+    {"linear", "eager", "bias_epilogue", 24, 40, 130, 1, 2, ADM_GATE_MAGNITUDE},
+    {"matmul", NULL, NULL, 24, 40, 200, 0, 1, ADM_GATE_SPECIAL},
+};
+static const col_case *col_now;
+static int64_t col_w_max, col_out_max, col_full_calls;
+
+/* matmul has no registered emulation: fp64 sums rounded once to bf16 */
+static adm_status plain_matmul(const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
+{
+    int64_t M = in[0]->shape[0], K = in[0]->shape[1], N = in[1]->shape[1], shape[2] = {M, N};
+    double *v = malloc(sizeof(double) * (size_t)(M * N > 0 ? M * N : 1));
+    adm_status st;
+    (void)p;
+    if (!v) return ADM_ERR_NOMEM;
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; k++) acc += adm_tensor_get(in[0], i * K + k) * adm_tensor_get(in[1], k * N + j);
+            v[i * N + j] = acc;
+        }
+    st = adm_tensor_from_f64(out, ADM_BF16, 2, shape, v, ADM_RNE, 0);
+    free(v);
+    return st;
+}
+
+static adm_status col_recorder(const adm_impl *self, const adm_op_params *p, const adm_tensor *const *in,
+                               adm_tensor *out)
+{
+    const col_case *cc = col_now;
+    int is_cand = !strcmp(self->name, "cand"), matmul = !strcmp(cc->op, "matmul");
+    int64_t rows = in[0]->ndim ? in[0]->shape[0] : 1, wn = matmul ? in[1]->shape[1] : in[1]->shape[0], n, last;
+    adm_status st;
+    if (rows > ADM_PROBE_ROWS) col_full_calls++;
+    else {
+        if (wn > col_w_max) col_w_max = wn;
+        if (in[2] && adm_tensor_numel(in[2]) > col_w_max) col_w_max = adm_tensor_numel(in[2]);
+    }
+    if (matmul) st = plain_matmul(p, in, out);
+    else {
+        const adm_impl *real = adm_impl_find(cc->op, is_cand ? cc->cand : cc->ref);
+        st = real->run(real, p, in, out);
+    }
+    if (st != ADM_OK) return st;
+    n = adm_tensor_numel(out);
+    last = out->shape[out->ndim - 1];
+    if (rows <= ADM_PROBE_ROWS && last > col_out_max) col_out_max = last;
+    /* the fault: only in channel last - 1, which the probes' cut leaves out */
+    if (is_cand && cc->fault && last > ADM_PROBE_COLS)
+        for (int64_t i = last - 1; i < n; i += last) {
+            uint64_t bits;
+            double x = cc->fault == 1 ? NAN : 2 * adm_tensor_get(out, i) + 0.25;
+            ck_assert_int_eq(adm_format_encode(out->dtype, x, ADM_RNE, 0, &bits), ADM_OK);
+            adm_tensor_set_bits(out, i, bits);
+        }
+    return ADM_OK;
+}
+
+START_TEST(test_probes_on_cols)
+{
+    const col_case *cc = &col_cases[_i];
+    adm_synth_config cfg;
+    adm_tensor x, w, b;
+    int matmul = !strcmp(cc->op, "matmul");
+    int64_t ws[2] = {matmul ? cc->K : cc->N, matmul ? cc->N : cc->K}, bs[1] = {cc->N};
+    const adm_op *op = adm_op_find(cc->op);
+    adm_op_params p;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, cc->bias ? &b : NULL};
+    adm_impl ref = *adm_impl_find("linear", "eager"), cand = ref;
+    adm_run_result rr;
+    adm_synth_config_default(&cfg);
+    cfg.tokens = cc->M;
+    cfg.channels = cc->K;
+    ck_assert_int_eq(adm_synth_activations(&cfg, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(3, 0.15, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(4, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(op, strcmp(cc->op, "linear+gelu") ? "{}" : "{\"approximate\":\"tanh\"}", &p),
+                     ADM_OK);
+    ref.op = cand.op = cc->op;
+    ref.name = "ref";
+    cand.name = "cand";
+    ref.run = cand.run = col_recorder;
+    col_now = cc;
+    col_w_max = col_out_max = col_full_calls = 0;
+    ck_assert_msg(adm_harness_run(op, &p, in, &ref, &cand, NULL, NULL, &rr) == ADM_OK, "%s", adm_error_message());
+    printf("probes on cols: %s N %lld fault %d: weight's output features on the probes' rows at most %lld, "
+           "outputs %lld channels; %s\n", cc->op, (long long)cc->N, cc->fault, (long long)col_w_max,
+           (long long)col_out_max, adm_tier_name(rr.verdict.tier));
+    ck_assert_int_eq(col_full_calls, 2);
+    ck_assert_int_eq(rr.probes, 8);
+    ck_assert_int_eq(rr.views, 4);
+    ck_assert_msg(col_w_max == ADM_PROBE_COLS, "%s: the probes saw %lld output features", cc->op, (long long)col_w_max);
+    ck_assert_msg(col_out_max == ADM_PROBE_COLS, "%s: probe outputs of %lld channels", cc->op, (long long)col_out_max);
+    if (!cc->fault) {
+        for (int g = ADM_GATE_SPECIAL; g <= ADM_GATE_STRIDES; g++)
+            ck_assert_msg(rr.verdict.gate[g].passed, "%s: %s", adm_gate_name(g), rr.verdict.gate[g].reason);
+    } else {
+        ck_assert_msg(!rr.verdict.gate[cc->gate].passed, "%s fault %d not rejected by the %s gate", cc->op, cc->fault,
+                      adm_gate_name(cc->gate));
+        if (cc->gate == ADM_GATE_SPECIAL) /* the capture's own outputs, never a case: the cut hides the channel */
+            ck_assert_msg(strstr(rr.verdict.gate[cc->gate].reason, "On the capture's inputs") ==
+                              rr.verdict.gate[cc->gate].reason, "%s", rr.verdict.gate[cc->gate].reason);
+        ck_assert(rr.verdict.gate[ADM_GATE_STRIDES].passed);
+    }
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+}
+END_TEST
+
 /* Special values, views and exactness, with runnable-style outcomes. */
 START_TEST(test_special_faults)
 {
@@ -2460,6 +2588,7 @@ static Suite *harness_suite(void)
     tc = tcase_create("Special");
     tcase_add_test(tc, test_special_faults);
     tcase_add_test(tc, test_probes_on_rows);
+    tcase_add_loop_test(tc, test_probes_on_cols, 0, (int)(sizeof col_cases / sizeof col_cases[0]));
     tcase_add_test(tc, test_judge_nomem);
     tcase_add_test(tc, test_static_declarations);
     tcase_add_test(tc, test_table_api);
