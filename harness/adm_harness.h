@@ -92,9 +92,12 @@ typedef struct adm_judge_input {
      * the oracle, its condition scale and the reference resident on a GPU,
      * where gates 1 and 2's sums are then computed (the same bits as the
      * CPU's); seconds: [0] += the statistics' wall time, [1] += the other
-     * gates'. */
+     * gates'; stats_batch: the CPU's pass over every candidate of a
+     * capture at once (the same bits), used when it holds the candidate
+     * and the GPU does not. */
     struct adm_h_stats_dev *stats_dev;
     double *seconds;
+    struct adm_h_stats_batch *stats_batch;
 } adm_judge_input;
 
 typedef struct adm_gate_config {

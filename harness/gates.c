@@ -496,6 +496,8 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
     t0 = in->seconds ? adm_h_now() : 0;
     if (adm_h_stats_dev_serves(in->stats_dev, in))
         st = adm_h_measure_numeric_dev(in->stats_dev, in, v);
+    else if (adm_h_stats_batch_serves(in->stats_batch, in))
+        st = adm_h_measure_numeric_batch(in->stats_batch, in, v);
     else
         st = adm_h_measure_numeric(in, &rd, &cd, v);
     if (in->seconds) {

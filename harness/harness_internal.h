@@ -143,6 +143,26 @@ adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *
 /* The raw sums of in on the GPU into s (allocated for its shape; in
  * served by d). */
 adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, adm_h_stats_raw *s);
+/* The same sums on the CPU for the candidates of one capture at once
+ * (harness/stats_batch.c): the oracle's and the reference's terms once per
+ * element, then each candidate's update, the bits of adm_h_measure_raw's.
+ * open: *out NULL (and ADM_OK) where it would not serve at least two of
+ * cands (contiguous bf16, fp16, fp32 or fp64 outputs of the reference's
+ * shape, the reference one too, a dense fp64 oracle); it holds the
+ * pointers, and at most 192 MiB of raw sums (candidates measured in
+ * groups that fit). serves: whether in is one of them (with the batch's
+ * oracle, scale and reference). raw copies in's sums into s (allocated
+ * for its shape); measure_numeric finishes them into v. */
+typedef struct adm_h_stats_batch adm_h_stats_batch;
+adm_status adm_h_stats_batch_open(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
+                                  const adm_tensor *const *cands, int nc, adm_h_stats_batch **out);
+void adm_h_stats_batch_free(adm_h_stats_batch *b);
+int adm_h_stats_batch_serves(const adm_h_stats_batch *b, const adm_judge_input *in);
+adm_status adm_h_stats_batch_raw(adm_h_stats_batch *b, const adm_judge_input *in, adm_h_stats_raw *s);
+adm_status adm_h_measure_numeric_batch(adm_h_stats_batch *b, const adm_judge_input *in, adm_verdict *v);
+/* Test hook: batches opened from now measure at most g candidates a pass
+ * (0: as memory allows), so that small outputs exercise the groups. */
+void adm_h_stats_batch_cap(int g);
 /* Gate 5's decision from the counts in v->ev (declared: the reader is). */
 void adm_h_decide_flip(adm_verdict *v, const adm_gate_config *cfg);
 /* The tier from the gates' outcomes. */

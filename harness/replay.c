@@ -33,6 +33,8 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
     adm_status st = ADM_OK;
     adm_gate_config gd;
     adm_h_stats_dev *sdev = NULL;
+    adm_h_stats_batch *sbat = NULL;
+    const adm_tensor **cands = NULL;
     double t0 = adm_h_now();
 
     memset(out, 0, sizeof *out);
@@ -82,6 +84,12 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
     if (ocfg && ocfg->use_gpu && adm_tensor_numel(ov) > 0) {
         if ((st = adm_h_stats_dev_try(ov, oc, ref, &sdev)) != ADM_OK) goto fail_prefix;
     }
+    /* on the CPU: every candidate's statistics in one pass over the outputs */
+    if (!sdev && adm_tensor_numel(ov) > 0) {
+        if (!(cands = calloc((size_t)nc, sizeof *cands))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+        for (int k = 0; k < nc; k++) cands[k] = adm_capture_candidate(c, k).tensor;
+        if ((st = adm_h_stats_batch_open(ov, oc, ref, cands, nc, &sbat)) != ADM_OK) goto fail_prefix;
+    }
     out->names = calloc((size_t)nc, sizeof *out->names);
     out->verdicts = calloc((size_t)nc, sizeof *out->verdicts);
     so = calloc((size_t)(ns ? ns : 1), sizeof *so);
@@ -118,6 +126,7 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
         in.n_special = ns;
         in.n_views = -1;
         in.stats_dev = sdev;
+        in.stats_batch = sbat;
         in.seconds = out->seconds + 1;
         if (!(out->names[k] = malloc(strlen(cand.name) + 1))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
         strcpy(out->names[k], cand.name);
@@ -131,6 +140,8 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
 done:
     free(so);
     adm_h_stats_dev_free(sdev);
+    adm_h_stats_batch_free(sbat);
+    free(cands);
     adm_oracle_result_free(&orc);
     adm_oracle_free(o);
     adm_tensor_free(&zero_bound);

@@ -2571,6 +2571,145 @@ START_TEST(test_stat_elem_format)
 }
 END_TEST
 
+/* StatsBatch: the CPU's pass over every candidate of a capture at once
+ * (harness/stats_batch.c) gives each candidate it serves the raw sums of
+ * adm_h_measure_raw, every bit (memcmp), and adm_judge through it the same
+ * verdict (memcmp), asked twice too: 2-D outputs with a ragged last block
+ * of rows and a ragged last chunk of a row, 1-D outputs, with and without
+ * a condition scale, NaN and Inf in the oracle, the reference and the
+ * candidates, candidates in other formats than the reference's, many
+ * stripes, groups of fewer candidates than the batch holds. An fp8 and a
+ * strided candidate it does not serve: adm_judge falls back to their own
+ * pass (the same verdict as without the batch). */
+typedef struct batch_shape { int ndim; int64_t R, N; adm_dtype ref_dt; int cond, cap; } batch_shape;
+static const batch_shape batch_shapes[] = {
+    {2, 200, 300, ADM_BF16, 1, 0}, {2, 200, 300, ADM_BF16, 0, 2}, {2, 130, 67, ADM_FP16, 1, 1},
+    {2, 70, 513, ADM_FP32, 0, 0},  {1, 1, 1000, ADM_BF16, 1, 0},  {1, 1, 777, ADM_FP16, 0, 3},
+    {2, 4200, 8, ADM_BF16, 1, 0},  {2, 65, 1, ADM_BF16, 0, 0},
+};
+enum { BATCH_CANDS = 6, BATCH_FP8 = 2, BATCH_STRIDED = 3 };
+
+static uint64_t batch_rng(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 11;
+}
+
+static double batch_unit(uint64_t *s) { return (double)batch_rng(s) * 0x1p-53; }
+
+/* 1 when encoded (checked once per tensor: Check's assertions cost a
+ * write each) */
+static int batch_set(adm_tensor *t, int64_t i, double x)
+{
+    uint64_t bits;
+    int ok = adm_format_encode(t->dtype, x, ADM_RNE, ADM_CVT_SATFINITE, &bits) == ADM_OK;
+    adm_tensor_set_bits(t, i, bits); /* i in logical order: a view's too */
+    return ok;
+}
+
+START_TEST(test_stats_batch)
+{
+    const batch_shape *sh = &batch_shapes[_i];
+    int64_t R = sh->R, N = sh->N, n = R * N, shape[2], wide[2];
+    static const adm_dtype cdt[BATCH_CANDS] = {ADM_BF16, ADM_FP32, ADM_E4M3, ADM_BF16, ADM_FP16, ADM_BF16};
+    adm_tensor o, bnd, cnd, ref, cand[BATCH_CANDS], wide_t;
+    const adm_tensor *cp[BATCH_CANDS];
+    adm_h_stats_batch *b = NULL;
+    uint64_t seed = 0xba7c0000u + (uint64_t)_i;
+    int nd = sh->ndim, enc = 1;
+    if (nd == 1) shape[0] = N;
+    else { shape[0] = R; shape[1] = N; }
+    memcpy(wide, shape, sizeof wide);
+    wide[nd - 1] *= 2;
+    ck_assert_int_eq(adm_tensor_alloc(&o, ADM_FP64, nd, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&bnd, ADM_FP64, nd, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&cnd, ADM_FP64, nd, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&ref, sh->ref_dt, nd, shape), ADM_OK);
+    for (int k = 0; k < BATCH_CANDS; k++) {
+        adm_dtype dt = k == 0 || k == BATCH_STRIDED ? sh->ref_dt : cdt[k];
+        if (k == BATCH_STRIDED) {
+            ck_assert_int_eq(adm_tensor_alloc(&wide_t, dt, nd, wide), ADM_OK);
+            ck_assert_int_eq(adm_tensor_slice(&wide_t, nd - 1, 0, wide[nd - 1], 2, &cand[k]), ADM_OK);
+            ck_assert(!adm_tensor_is_contiguous(&cand[k]));
+        } else {
+            ck_assert_int_eq(adm_tensor_alloc(&cand[k], dt, nd, shape), ADM_OK);
+        }
+        cp[k] = &cand[k];
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t k = batch_rng(&seed) % 64;
+        double mag = k < 3 ? ldexp(1.0, -20 - (int)(batch_rng(&seed) % 120)) : ldexp(1.0, (int)(batch_rng(&seed) % 12) - 6);
+        double x = (batch_unit(&seed) - 0.5) * 2 * mag, r;
+        if (k == 5) x = 0;
+        r = x * (1 + 0x1p-9 * (batch_unit(&seed) - 0.5));
+        if (k == 6) r = NAN;
+        if (k == 8 && sh->cond) x = NAN;
+        ((double *)o.data)[i] = x;
+        ((double *)bnd.data)[i] = 0;
+        ((double *)cnd.data)[i] = k == 9 ? INFINITY : k == 10 ? 0.0 : fabs(x) * (1 + 4 * batch_unit(&seed));
+        enc &= batch_set(&ref, i, r);
+        for (int c = 0; c < BATCH_CANDS; c++) {
+            double y = c == 5 ? r : x * (1 + 0x1p-8 * (batch_unit(&seed) - 0.3 - 0.1 * c));
+            if (k == 7 + (uint64_t)c) y = c % 2 ? -INFINITY : INFINITY;
+            if (k == 20 + (uint64_t)c) y = NAN;
+            enc &= batch_set(&cand[c], i, y);
+        }
+    }
+    ck_assert(enc);
+    adm_h_stats_batch_cap(sh->cap);
+    ck_assert_int_eq(adm_h_stats_batch_open(&o, sh->cond ? &cnd : NULL, &ref, cp, BATCH_CANDS, &b), ADM_OK);
+    adm_h_stats_batch_cap(0);
+    ck_assert_ptr_nonnull(b);
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < BATCH_CANDS; k++) {
+            adm_judge_input in;
+            adm_h_reader rd, cd;
+            adm_h_stats_raw one, all;
+            adm_verdict v1, vb;
+            int fallback = k == BATCH_FP8 || k == BATCH_STRIDED;
+            memset(&in, 0, sizeof in);
+            in.oracle = &o;
+            in.bound = &bnd;
+            in.cond = sh->cond ? &cnd : NULL;
+            in.ref = &ref;
+            in.cand = &cand[k];
+            in.n_views = -1;
+            ck_assert_msg(adm_h_stats_batch_serves(b, &in) == !fallback, "candidate %d: served %d", k,
+                          adm_h_stats_batch_serves(b, &in));
+            if (!fallback && pass == 0) {
+                rd = adm_h_reader_of(&ref);
+                cd = adm_h_reader_of(&cand[k]);
+                ck_assert_int_eq(adm_h_stats_alloc(&one, R, N), ADM_OK);
+                ck_assert_int_eq(adm_h_stats_alloc(&all, R, N), ADM_OK);
+                ck_assert_int_eq(adm_h_measure_raw(&in, &rd, &cd, &one), ADM_OK);
+                ck_assert_msg(adm_h_stats_batch_raw(b, &in, &all) == ADM_OK, "%s", adm_error_message());
+                ck_assert_msg(!memcmp(one.rows, all.rows, sizeof(double) * (size_t)(R * RAW_NS)),
+                              "candidate %d: row sums differ", k);
+                ck_assert_msg(!memcmp(one.chans, all.chans, sizeof(double) * (size_t)(one.ns * N * RAW_NS)),
+                              "candidate %d: channel sums differ", k);
+                ck_assert_msg(!memcmp(one.mg, all.mg, sizeof(double) * (size_t)(one.nb * MG_NS)),
+                              "candidate %d: block magnitudes differ", k);
+                ck_assert_msg(!memcmp(one.ph, all.ph, sizeof(int64_t) * (size_t)(one.nb * HIST_BLOCK)),
+                              "candidate %d: histograms differ", k);
+                ck_assert(one.rows[RAW_N] > 0); /* the comparison compared something */
+                adm_h_stats_free(&one);
+                adm_h_stats_free(&all);
+            }
+            ck_assert_msg(adm_judge(&in, NULL, &v1) == ADM_OK, "%s", adm_error_message());
+            in.stats_batch = b;
+            ck_assert_msg(adm_judge(&in, NULL, &vb) == ADM_OK, "%s", adm_error_message());
+            ck_assert_msg(!memcmp(&v1, &vb, sizeof v1), "candidate %d (pass %d): the verdicts differ", k, pass);
+            ck_assert(v1.n > 0);
+        }
+    adm_h_stats_batch_free(b);
+    adm_tensor_free(&o);
+    adm_tensor_free(&bnd);
+    adm_tensor_free(&cnd);
+    adm_tensor_free(&ref);
+    for (int k = 0; k < BATCH_CANDS; k++) adm_tensor_free(k == BATCH_STRIDED ? &wide_t : &cand[k]);
+}
+END_TEST
+
 static Suite *harness_suite(void)
 {
     Suite *s = suite_create("harness");
@@ -2622,6 +2761,9 @@ static Suite *harness_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("StatElem");
     tcase_add_test(tc, test_stat_elem_format);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("StatsBatch");
+    tcase_add_loop_test(tc, test_stats_batch, 0, (int)(sizeof batch_shapes / sizeof batch_shapes[0]));
     suite_add_tcase(s, tc);
     tc = tcase_create("FpEnv");
     tcase_set_timeout(tc, 300);
