@@ -22,7 +22,11 @@
  *                         fo of full size; the view storage at a time and 8
  *                         probe inputs at f; the cut inputs; the emulations'
  *                         fp32 copies of the inputs
- *   the gates             per-row and per-column sums, per thread
+ *   the gates             gates 1 and 2's raw sums (adm_h_stats_raw_bytes: per
+ *                         row, per channel in at most 64 MiB of stripes, per
+ *                         block of rows); replay's, for as many candidates as
+ *                         it measures at once (adm_h_stats_batch_bytes: at
+ *                         most 192 MiB past one)
  * and the arithmetic in multiply-adds: a GEMM's M N K, attention's
  * B S T (D + E), linear attention's B (S + T) D E, one per element read or
  * written for the other ops; the oracle counts three times the op (value,
@@ -126,6 +130,17 @@ static double capture_bytes(const adm_capture *c)
  * captures), so that the estimate bounds the peak resident size. */
 #define PROCESS_BYTES (64 * MIB)
 
+/* Gates 1 and 2's raw sums for an output of rows x last (declared: a
+ * bomb's extents are clamped before they meet int64_t; its estimate is
+ * past any budget anyway). */
+static double gates_bytes(adm_plan_kind kind, double rows, double last, int nc)
+{
+    int64_t R = (int64_t)fmin(rows, 1e15), N = (int64_t)fmin(last, 1e15);
+    if (kind == ADM_PLAN_REPLAY) return adm_h_stats_batch_bytes(R, N, nc);
+    if (kind == ADM_PLAN_RUN) return adm_h_stats_raw_bytes(R, N);
+    return 0;
+}
+
 typedef struct cost {
     double capture, oracle_out, oracle_ws, impls, gates; /* bytes */
     double op_work, oracle_work, runs, probe_runs, work;   /* multiply-adds; runs: implementation runs at full
@@ -145,9 +160,8 @@ static int op_cost(const adm_plan *pl, const adm_capture *c, const adm_op *op, c
     const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
     int nd = 0, r;
     int64_t oshape[ADM_MAX_DIMS];
-    double O = 1, sin = 0, x0, last, rows, threads;
+    double O = 1, sin = 0, x0, last, rows;
     const char *name = adm_op_name(op);
-    long np = sysconf(_SC_NPROCESSORS_ONLN);
     if (adm_op_params_parse(op, pl->params ? pl->params : adm_capture_params(c), &p) != ADM_OK) {
         adm_error_clear();
         return 0;
@@ -186,11 +200,10 @@ static int op_cost(const adm_plan *pl, const adm_capture *c, const adm_op *op, c
     if (!strcmp(name, "rmsnorm") || !strcmp(name, "layernorm")) k->oracle_ws += 80 * dim(in[0], r - 1);
     if (!strcmp(name, "groupnorm") && dim(in[0], 0) > 0 && p.groups > 0) k->oracle_ws += 80 * x0 / (dim(in[0], 0) * p.groups);
     k->oracle_work = 3 * k->op_work;
-    /* the gates: per-column and per-row sums, per thread */
+    /* the gates' raw sums */
     last = nd ? (double)oshape[nd - 1] : 1;
     rows = last > 0 ? O / last : 0;
-    threads = np > 0 ? (double)np : 1;
-    k->gates = 64 * (last + rows) * (threads + 1);
+    k->gates = gates_bytes(pl->kind, rows, last, adm_capture_candidate_count(c));
     if (pl->kind == ADM_PLAN_RUN) {
         double ob = pl->impl_out_bytes > 0 ? pl->impl_out_bytes : 8, f = 1, fc = 1, fo;
         double x0b = x0 * (in[0] ? adm_format_get(in[0]->dtype)->storage_bytes : 0);
@@ -235,7 +248,9 @@ static void estimate(const adm_plan *pl, const adm_capture *c, cost *k)
     } else if (pl->kind == ADM_PLAN_REPLAY && adm_capture_oracle(c)) {
         /* a user's oracle: a zero bound beside it, and the judgements */
         const adm_tensor *o = adm_capture_oracle(c);
+        double N = o->ndim ? (double)o->shape[o->ndim - 1] : 1;
         k->oracle_out = 8 * numel(o);
+        k->gates = gates_bytes(pl->kind, N > 0 ? numel(o) / N : 0, N, adm_capture_candidate_count(c));
         k->work = 10 * numel(o) * adm_capture_candidate_count(c);
     }
 }

@@ -120,12 +120,22 @@ adm_status adm_h_stats_alloc(adm_h_stats_raw *s, int64_t R, int64_t N)
     if (s->chans) adm_mem_huge(s->chans, sizeof(double) * (size_t)(s->ns * N * RAW_NS + 1));
     s->mg = adm_h_calloc((size_t)(s->nb * MG_NS + 1), sizeof(double));
     s->ph = adm_h_calloc((size_t)(s->nb * HIST_BLOCK + 1), sizeof(int64_t));
+    s->bytes = 8.0 * (double)((R * RAW_NS + 1) + (s->ns * N * RAW_NS + 1) + (s->nb * MG_NS + 1) +
+                              (s->nb * HIST_BLOCK + 1));
     if (!s->rows || !s->chans || !s->mg || !s->ph) {
         adm_h_stats_free(s);
         return ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the statistics of %lld rows x %lld channels",
                         (long long)R, (long long)N);
     }
     return ADM_OK;
+}
+
+double adm_h_stats_raw_bytes(int64_t R, int64_t N)
+{
+    int64_t nb = (R + ADM_SE_RB - 1) / ADM_SE_RB, ns = adm_se_stripes(N, nb);
+    /* rows, stripes, blocks and histograms (one spare element each), and
+     * the per-channel RMS where there is no condition scale */
+    return 8.0 * ((double)(R + ns * N) * RAW_NS + (double)nb * (MG_NS + HIST_BLOCK) + 4 + (double)(N + 1));
 }
 
 adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd,

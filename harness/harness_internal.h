@@ -99,10 +99,19 @@ typedef struct adm_h_stats_raw {
     int64_t R, N, ns, nb;
     double *rows, *chans, *mg;
     int64_t *ph;
+    double bytes;               /* what adm_h_stats_alloc asked calloc for */
 } adm_h_stats_raw;
 
 /* Zeroed arrays for the shape (ADM_ERR_NOMEM, nothing held, when short). */
 adm_status adm_h_stats_alloc(adm_h_stats_raw *s, int64_t R, int64_t N);
+/* What the statistics of R rows of N channels hold, for harness/budget.c:
+ * one candidate's raw sums and adm_h_measure_raw's per-channel RMS (at most
+ * 64 MiB of channel stripes past the per-row sums), and the most replay's
+ * batch holds at once for nc candidates (at most 192 MiB past one
+ * candidate's: adm_h_stats_batch_open). Upper bounds of what is
+ * allocated (check_harness StatsBatch holds them to it). */
+double adm_h_stats_raw_bytes(int64_t R, int64_t N);
+double adm_h_stats_batch_bytes(int64_t R, int64_t N, int nc);
 void adm_h_stats_free(adm_h_stats_raw *s);
 /* The raw sums of in on the CPU into s (allocated for its shape). */
 adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd,
@@ -163,6 +172,8 @@ adm_status adm_h_measure_numeric_batch(adm_h_stats_batch *b, const adm_judge_inp
 /* Test hook: batches opened from now measure at most g candidates a pass
  * (0: as memory allows), so that small outputs exercise the groups. */
 void adm_h_stats_batch_cap(int g);
+/* The bytes a batch holds now (its slots' raw sums and per-channel RMS). */
+double adm_h_stats_batch_held(const adm_h_stats_batch *b);
 /* Gate 5's decision from the counts in v->ev (declared: the reader is). */
 void adm_h_decide_flip(adm_verdict *v, const adm_gate_config *cfg);
 /* The tier from the gates' outcomes. */

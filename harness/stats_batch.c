@@ -55,6 +55,26 @@ static int cand_index(const adm_h_stats_batch *b, const adm_judge_input *in)
     return -1;
 }
 
+/* Candidates measured at once: at most BATCH_MAX and BATCH_BYTES of raw
+ * sums, at least one. */
+static int group_size(int64_t R, int64_t N, int served)
+{
+    return (int)fmin(fmin(BATCH_MAX, served), fmax(1.0, floor(BATCH_BYTES / adm_h_stats_raw_bytes(R, N))));
+}
+
+double adm_h_stats_batch_bytes(int64_t R, int64_t N, int nc)
+{
+    return (nc > 0 ? group_size(R, N, nc) : 1) * adm_h_stats_raw_bytes(R, N);
+}
+
+double adm_h_stats_batch_held(const adm_h_stats_batch *b)
+{
+    double s = b && b->colrms ? 8.0 * (double)(b->N + 1) : 0;
+    for (int k = 0; b && k < BATCH_MAX; k++)
+        if (b->slot[k].rows) s += b->slot[k].bytes;
+    return s;
+}
+
 int adm_h_stats_batch_serves(const adm_h_stats_batch *b, const adm_judge_input *in) { return cand_index(b, in) >= 0; }
 
 void adm_h_stats_batch_free(adm_h_stats_batch *b)
@@ -70,9 +90,8 @@ adm_status adm_h_stats_batch_open(const adm_tensor *oracle, const adm_tensor *co
                                   const adm_tensor *const *cands, int nc, adm_h_stats_batch **out)
 {
     adm_h_stats_batch *b;
-    int64_t n, nb, ns;
+    int64_t n;
     int served = 0;
-    double per;
     *out = NULL;
     /* anything else is adm_judge's to refuse or measure alone */
     if (!oracle || !ref || oracle->dtype != ADM_FP64 || !adm_tensor_is_contiguous(oracle) || oracle->offset != 0 ||
@@ -94,10 +113,7 @@ adm_status adm_h_stats_batch_open(const adm_tensor *oracle, const adm_tensor *co
     b->N = oracle->ndim ? oracle->shape[oracle->ndim - 1] : 1;
     b->R = b->N ? n / b->N : 0;
     for (int s = 0; s < BATCH_MAX; s++) b->held[s] = -1;
-    nb = (b->R + ADM_SE_RB - 1) / ADM_SE_RB;
-    ns = adm_se_stripes(b->N, nb);
-    per = 8.0 * ((double)(b->R + ns * b->N) * RAW_NS + (double)nb * (MG_NS + HIST_BLOCK));
-    b->G = (int)fmin(fmin(BATCH_MAX, served), fmax(1.0, floor(BATCH_BYTES / per)));
+    b->G = group_size(b->R, b->N, served);
     if (group_cap > 0 && b->G > group_cap) b->G = group_cap;
     if (!cond) {
         /* adm_h_measure_raw's column RMS, the same loop */

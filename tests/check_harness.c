@@ -2701,12 +2701,40 @@ START_TEST(test_stats_batch)
             ck_assert_msg(!memcmp(&v1, &vb, sizeof v1), "candidate %d (pass %d): the verdicts differ", k, pass);
             ck_assert(v1.n > 0);
         }
+    /* what the batch held is within what harness/budget.c counts for it */
+    ck_assert_msg(adm_h_stats_batch_held(b) > 0 &&
+                  adm_h_stats_batch_held(b) <= adm_h_stats_batch_bytes(R, N, BATCH_CANDS),
+                  "the batch holds %.0f bytes, the budget counts %.0f", adm_h_stats_batch_held(b),
+                  adm_h_stats_batch_bytes(R, N, BATCH_CANDS));
     adm_h_stats_batch_free(b);
     adm_tensor_free(&o);
     adm_tensor_free(&bnd);
     adm_tensor_free(&cnd);
     adm_tensor_free(&ref);
     for (int k = 0; k < BATCH_CANDS; k++) adm_tensor_free(k == BATCH_STRIDED ? &wide_t : &cand[k]);
+}
+END_TEST
+
+/* The budget's count of one candidate's raw sums (harness/budget.c) bounds
+ * what adm_h_stats_alloc asks for, from one row to FLUX.1's MLP output
+ * (64 channel stripes), tightly (within the per-channel RMS it adds); the
+ * batch's count grows with the candidates up to its 192 MiB past one. */
+START_TEST(test_stats_bytes)
+{
+    static const int64_t shapes[][2] = {{1, 1}, {1, 3072}, {63, 5}, {65, 1000}, {4096, 12288}, {4096, 2048},
+                                        {100000, 8}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int64_t R = shapes[i][0], N = shapes[i][1];
+        adm_h_stats_raw s;
+        double per = adm_h_stats_raw_bytes(R, N);
+        ck_assert_int_eq(adm_h_stats_alloc(&s, R, N), ADM_OK);
+        ck_assert_msg(s.bytes <= per && per <= s.bytes + 8.0 * (double)(N + 1),
+                      "%lld x %lld: allocated %.0f bytes, counted %.0f", (long long)R, (long long)N, s.bytes, per);
+        ck_assert(adm_h_stats_batch_bytes(R, N, 1) == per);
+        ck_assert(adm_h_stats_batch_bytes(R, N, 8) >= fmin(8 * per, 192.0 * 1048576 - per));
+        ck_assert(adm_h_stats_batch_bytes(R, N, 8) <= fmax(per, 192.0 * 1048576));
+        adm_h_stats_free(&s);
+    }
 }
 END_TEST
 
@@ -2764,6 +2792,7 @@ static Suite *harness_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("StatsBatch");
     tcase_add_loop_test(tc, test_stats_batch, 0, (int)(sizeof batch_shapes / sizeof batch_shapes[0]));
+    tcase_add_test(tc, test_stats_bytes);
     suite_add_tcase(s, tc);
     tc = tcase_create("FpEnv");
     tcase_set_timeout(tc, 300);
