@@ -118,6 +118,24 @@ START_TEST(test_sampled)
 }
 END_TEST
 
+/* The oracle on the CPU and on the GPU, on the same inputs, into rc and rg
+ * (the caller frees them): the GPU's must have run there, the CPU's not. */
+static void eval_cpu_gpu(const adm_op *op, const adm_op_params *p, const adm_tensor *const *in,
+                         adm_oracle_result *rc, adm_oracle_result *rg)
+{
+    adm_oracle_config cfg;
+    adm_oracle *cpu, *gpu;
+    adm_oracle_config_default(&cfg);
+    ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
+    cfg.use_gpu = 1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
+    ck_assert_int_eq(adm_oracle_eval(cpu, op, p, in, rc), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(gpu, op, p, in, rg) == ADM_OK, "%s", adm_error_message());
+    ck_assert(!rc->on_gpu && rg->on_gpu);
+    adm_oracle_free(cpu);
+    adm_oracle_free(gpu);
+}
+
 /* The GPU oracle (cuBLAS DGEMM, CUDA epilogue) agrees with the CPU oracle
  * within the two bounds, element by element, on DiT-like activations
  * (bf16) and on fp32 inputs (the condition scale's TF32 path). */
@@ -137,8 +155,6 @@ START_TEST(test_oracle_agrees)
     adm_tensor x, w, b;
     int64_t ws[2] = {768, 1024}, bs[1] = {768}, bad = 0, bad_cond = 0;
     const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &b};
-    adm_oracle_config cfg;
-    adm_oracle *cpu, *gpu;
     adm_oracle_result rc, rg;
     double worst = 0, worst_cond = 0;
     adm_synth_config_default(&sc);
@@ -153,13 +169,7 @@ START_TEST(test_oracle_agrees)
     ck_assert_int_eq(adm_synth_gaussian(3, 1.0 / 32, _i == 2 ? ADM_FP32 : ADM_BF16, 2, ws, &w), ADM_OK);
     ck_assert_int_eq(adm_synth_gaussian(4, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
     ck_assert_int_eq(adm_op_params_parse(op, params[_i], &p), ADM_OK);
-    adm_oracle_config_default(&cfg);
-    ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
-    cfg.use_gpu = 1;
-    ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
-    ck_assert_int_eq(adm_oracle_eval(cpu, op, &p, in, &rc), ADM_OK);
-    ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
-    ck_assert(!rc.on_gpu && rg.on_gpu);
+    eval_cpu_gpu(op, &p, in, &rc, &rg);
     ck_assert(rc.has_cond && rg.has_cond);
     for (int64_t i = 0; i < adm_tensor_numel(&rc.value); i++) {
         double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
@@ -178,8 +188,6 @@ START_TEST(test_oracle_agrees)
     ck_assert_int_eq(bad_cond, 0);
     adm_oracle_result_free(&rc);
     adm_oracle_result_free(&rg);
-    adm_oracle_free(cpu);
-    adm_oracle_free(gpu);
     adm_tensor_free(&x);
     adm_tensor_free(&w);
     adm_tensor_free(&b);
@@ -228,8 +236,6 @@ START_TEST(test_oracle_lines)
     adm_op_params p;
     adm_tensor t[5];
     const adm_tensor *in[ADM_OP_MAX_INPUTS] = {NULL};
-    adm_oracle_config cfg;
-    adm_oracle *cpu, *gpu;
     adm_oracle_result rc, rg;
     int64_t n, bad = 0, differ = 0, vdiffer = 0;
     double worst = 0;
@@ -246,13 +252,7 @@ START_TEST(test_oracle_lines)
         adm_tensor_set_bits(&t[0], 3000 + 7, 0x7f800000u);
     }
     ck_assert_int_eq(adm_op_params_parse(op, lc->params, &p), ADM_OK);
-    adm_oracle_config_default(&cfg);
-    ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
-    cfg.use_gpu = 1;
-    ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
-    ck_assert_int_eq(adm_oracle_eval(cpu, op, &p, in, &rc), ADM_OK);
-    ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
-    ck_assert(!rc.on_gpu && rg.on_gpu);
+    eval_cpu_gpu(op, &p, in, &rc, &rg);
     ck_assert(rc.has_cond && rg.has_cond);
     n = adm_tensor_numel(&rc.value);
     for (int64_t i = 0; i < n; i++) {
@@ -286,8 +286,6 @@ START_TEST(test_oracle_lines)
     ck_assert_int_eq(bad, 0);
     adm_oracle_result_free(&rc);
     adm_oracle_result_free(&rg);
-    adm_oracle_free(cpu);
-    adm_oracle_free(gpu);
     for (int i = 0; i < lc->nin; i++)
         if (lc->ndim[i]) adm_tensor_free(&t[i]);
 }
@@ -319,20 +317,12 @@ START_TEST(test_oracle_quantize)
             if (nan) adm_tensor_set_bits(&x, 300 * 1024 + 17, dti ? 0x7fc00000u : 0x7fc0u);
             for (int sc = 0; sc < 3; sc++) {
                 adm_op_params p;
-                adm_oracle_config cfg;
-                adm_oracle *cpu, *gpu;
                 adm_oracle_result rc, rg;
                 char params[64];
                 int64_t differ = 0, nans = 0, nonzero_bound = 0;
                 snprintf(params, sizeof params, "{\"scheme\":\"%s\"}", schemes[sc]);
                 ck_assert_int_eq(adm_op_params_parse(op, params, &p), ADM_OK);
-                adm_oracle_config_default(&cfg);
-                ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
-                cfg.use_gpu = 1;
-                ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
-                ck_assert_int_eq(adm_oracle_eval(cpu, op, &p, in, &rc), ADM_OK);
-                ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
-                ck_assert(!rc.on_gpu && rg.on_gpu);
+                eval_cpu_gpu(op, &p, in, &rc, &rg);
                 for (int64_t i = 0; i < n; i++) {
                     double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
                     differ += memcmp(&vc, &vg, 8) && !(isnan(vc) && isnan(vg));
@@ -347,8 +337,6 @@ START_TEST(test_oracle_quantize)
                 ck_assert_int_eq(nans, !nan ? 0 : sc == 1 ? 1024 : n);
                 adm_oracle_result_free(&rc);
                 adm_oracle_result_free(&rg);
-                adm_oracle_free(cpu);
-                adm_oracle_free(gpu);
             }
             adm_tensor_free(&x);
         }
@@ -367,8 +355,6 @@ START_TEST(test_oracle_elementwise)
     adm_tensor x, y, g;
     int64_t shape[2] = {256, 256}, gs[2] = {256, 1}, bad = 0;
     const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, NULL, NULL};
-    adm_oracle_config cfg;
-    adm_oracle *cpu, *gpu;
     adm_oracle_result rc, rg;
     double worst = 0;
     ck_assert_int_eq(adm_tensor_alloc(&x, ADM_BF16, 2, shape), ADM_OK);
@@ -378,13 +364,7 @@ START_TEST(test_oracle_elementwise)
     if (!strcmp(ops[_i][0], "swiglu")) in[1] = &y;
     if (!strcmp(ops[_i][0], "gated_residual")) { in[1] = &g; in[2] = &y; }
     ck_assert_int_eq(adm_op_params_parse(op, ops[_i][1], &p), ADM_OK);
-    adm_oracle_config_default(&cfg);
-    ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
-    cfg.use_gpu = 1;
-    ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
-    ck_assert_int_eq(adm_oracle_eval(cpu, op, &p, in, &rc), ADM_OK);
-    ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
-    ck_assert(rg.on_gpu);
+    eval_cpu_gpu(op, &p, in, &rc, &rg);
     for (int64_t i = 0; i < 65536; i++) {
         double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
         double bc = ((double *)rc.bound.data)[i], bg = ((double *)rg.bound.data)[i];
@@ -401,8 +381,6 @@ START_TEST(test_oracle_elementwise)
     ck_assert_int_eq(bad, 0);
     adm_oracle_result_free(&rc);
     adm_oracle_result_free(&rg);
-    adm_oracle_free(cpu);
-    adm_oracle_free(gpu);
     adm_tensor_free(&x);
     adm_tensor_free(&y);
     adm_tensor_free(&g);
