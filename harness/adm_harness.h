@@ -379,9 +379,10 @@ ADM_API adm_status adm_harness_probe_inputs(const adm_op *op, const adm_op_param
  * family's weight along its output features (linear and linear+gelu: w's
  * rows and the bias; matmul: b's columns) to its first ADM_PROBE_COLS, so
  * that a probe costs ADM_PROBE_ROWS x ADM_PROBE_COLS outputs, not
- * ADM_PROBE_ROWS x the full weight (12288 x 3072 at FLUX.1's MLP, read,
- * converted or uploaded whole by each of the ~36 calls: 11.8 of the 16 s
- * of run on the H200, bench/results/2026-12-02-h200-session2.md).
+ * ADM_PROBE_ROWS x the full weight (12288 x 3072 at FLUX.1's MLP, read
+ * whole by each of the ~36 calls; on the H200 the probes took 11.8 of
+ * run's 16 s, bench/results/2026-12-02-h200-session2.md, most of it the
+ * cuBLASLt kernels' per-element copy of w, since removed: session3.md).
  * Each output channel of a GEMM row reads the whole row of x, so a NaN,
  * Inf or near-overflow value in x reaches every channel alike: 64 show
  * what 12288 show, over several of a kernel's 16- or 32-wide column tiles
