@@ -31,7 +31,9 @@ adm_status adm_o_eval_quantize(const adm_o_ctx *c, double *val, double *bnd)
     adm_status st = ADM_OK;
     if (!xd) return ADM_FAIL(ADM_ERR_NOMEM, "oracle quantize: out of memory");
     adm_tensor_to_f64(x, xd);
-    for (int64_t i = 0; i < n; i++) amax = adm_qf_amax(amax, xd[i]);
+    /* the tensor's amax: per tensor and nvfp4's global scale (per row: each row's own) */
+    if (c->p->scheme != ADM_Q_FP8_ROW)
+        for (int64_t i = 0; i < n; i++) amax = adm_qf_amax(amax, xd[i]);
     switch (c->p->scheme) {
     case ADM_Q_FP8_TENSOR: g = adm_qf_div_round(ADM_QF_FP32, amax, 448.0); break;
     case ADM_Q_FP8_ROW: break;

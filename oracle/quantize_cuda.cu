@@ -11,16 +11,10 @@
 extern "C" {
 #include "oracle_internal.h"
 }
-#include "adm_cuda_check.h"
+#include "adm_cublaslt.cuh"
 #include "quantize_fns.h"
 
 namespace {
-
-struct qdev {
-    void *p = nullptr;
-    ~qdev() { if (p) cudaFree(p); }
-    double *d() { return (double *)p; }
-};
 
 int grid_for(int64_t n) { return (int)std::min<int64_t>((n + 255) / 256, 65536); }
 
@@ -60,7 +54,8 @@ __global__ void q_nvfp4(const double *x, int64_t n, double g, double *val)
 
 extern "C" adm_status adm_o_cuda_quantize(int scheme, int64_t n, int64_t N, double g, const double *x, double *val)
 {
-    qdev dx, dv, ds;
+    adm_lt::dmem dx, dv, ds;
+    double *x_d, *v_d;
     int64_t R = N ? n / N : 0;
     if (n == 0) return ADM_OK;
     if (scheme == ADM_Q_NVFP4 && n % 16 != 0)
@@ -68,15 +63,17 @@ extern "C" adm_status adm_o_cuda_quantize(int scheme, int64_t n, int64_t N, doub
     ADM_CUDA_CHECK(cudaMalloc(&dx.p, 8 * (size_t)n));
     ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * (size_t)n));
     ADM_CUDA_CHECK(cudaMemcpy(dx.p, x, 8 * (size_t)n, cudaMemcpyHostToDevice));
+    x_d = (double *)dx.p;
+    v_d = (double *)dv.p;
     switch (scheme) {
-    case ADM_Q_FP8_TENSOR: q_tensor<<<grid_for(n), 256>>>(dx.d(), n, g, dv.d()); break;
+    case ADM_Q_FP8_TENSOR: q_tensor<<<grid_for(n), 256>>>(x_d, n, g, v_d); break;
     case ADM_Q_FP8_ROW:
         ADM_CUDA_CHECK(cudaMalloc(&ds.p, 8 * (size_t)(R ? R : 1)));
-        q_row_scales<<<grid_for(R), 256>>>(dx.d(), R, N, ds.d());
+        q_row_scales<<<grid_for(R), 256>>>(x_d, R, N, (double *)ds.p);
         ADM_CUDA_CHECK_LAUNCH();
-        q_rows<<<grid_for(n), 256>>>(dx.d(), n, N, ds.d(), dv.d());
+        q_rows<<<grid_for(n), 256>>>(x_d, n, N, (double *)ds.p, v_d);
         break;
-    case ADM_Q_NVFP4: q_nvfp4<<<grid_for(n / 16), 256>>>(dx.d(), n, g, dv.d()); break;
+    case ADM_Q_NVFP4: q_nvfp4<<<grid_for(n / 16), 256>>>(x_d, n, g, v_d); break;
     default: return ADM_FAIL(ADM_ERR_INVALID, "oracle quantize on the GPU: no scheme %d", scheme);
     }
     ADM_CUDA_CHECK_LAUNCH();
