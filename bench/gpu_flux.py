@@ -55,6 +55,15 @@ if os.path.exists(cap):
         timed("replay_" + dev, base + ["replay", cap, "--device", dev, "--json", os.path.join(outdir, "replay_%s.json" % dev)])
     timed("run_cublas", base + ["run", cap, "--reference", "cublas_eager", "--candidate", "cublaslt_gelu_bias",
           "--json", os.path.join(outdir, "run.json")])
+    # each phase's seconds from the reports, on stdout too: the JSON files may not come back from the machine
+    for name in ("replay_cpu", "replay_cuda", "run"):
+        try:
+            with open(os.path.join(outdir, name + ".json")) as f:
+                t = json.load(f).get("timings", {})
+            res["steps"].get(name if name != "run" else "run_cublas", {})["timings"] = t
+            print("%-28s %s" % (name + " timings", " ".join("%s %.3f" % kv for kv in t.items())), flush=True)
+        except (OSError, ValueError) as e:
+            print("%-28s unreadable: %s" % (name + " timings", e))
 
 # the anchors, data resident on the device
 dev = torch.device("cuda")

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 5
+#define ADM_CUDA_MODULE_ABI 6
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
@@ -67,7 +67,9 @@ typedef struct adm_cuda_host {
  * stripes, nb blocks), the oracle's values o and condition scale cond
  * (NULL: none) in fp64 and the reference output in its stored format
  * ref_dt (contiguous; fmt: the format the ulps are taken in), all on the
- * host, uploaded once by stats_open for every candidate of the output. */
+ * host, uploaded once by stats_open for every candidate of the output
+ * (o and cond are borrowed instead where the GPU oracle still holds them:
+ * adm_o_cuda_kept_take). */
 typedef struct adm_stats_dev_desc {
     int64_t R, N, ns, nb;
     int fmt, ref_dt;
@@ -84,6 +86,19 @@ adm_status adm_stats_cuda_open(const adm_stats_dev_desc *d, void **sess);
 adm_status adm_stats_cuda_run(void *sess, const void *cand, int cand_dt, double *rows, double *chans, double *mg,
                               int64_t *ph);
 void adm_stats_cuda_close(void *sess);
+/* 1 where open borrowed the GPU oracle's device copies of o and cond. */
+int adm_stats_cuda_borrowed(void *sess);
+
+/* The GPU oracle's last result on the device (oracle/oracle_cuda.cu; the
+ * lifetime rule: oracle_internal.h, adm_o_cuda_forget). take: a reference
+ * to its device copies of val (R N values) and, where cond is not NULL,
+ * of cond, when they stand for these host arrays on the current device
+ * (else NULL); put releases it. The copies live while referenced, past a
+ * forget or a later evaluation. */
+void *adm_o_cuda_kept_take(const double *val, const double *cond, int64_t n, const double **dval,
+                           const double **dcond);
+void adm_o_cuda_kept_put(void *k);
+void adm_o_cuda_forget(const double *val);
 
 /* What the module does: the functions of adm_cuda.h (but adm_cuda_built),
  * the GPU oracle of oracle_internal.h, adm_cuda_linear_gelu, the CUDA
@@ -127,6 +142,8 @@ typedef struct adm_cuda_module {
     adm_status (*stats_run)(void *sess, const void *cand, int cand_dt, double *rows, double *chans, double *mg,
                             int64_t *ph);
     void (*stats_close)(void *sess);
+    int (*stats_borrowed)(void *sess);
+    void (*o_forget)(const double *val);
 } adm_cuda_module;
 
 /* The module's one exported function: its table, or NULL when host is
@@ -140,6 +157,9 @@ typedef const adm_cuda_module *(*adm_cuda_module_open_fn)(const adm_cuda_host *h
  * holds libadmit (libadmit.so, or the program a static copy is in), then
  * on the dynamic linker's search path, then in the build tree. */
 adm_status adm_cuda_module_get(const adm_cuda_module **out);
+/* The module where it is loaded already, else NULL; never loads it (for
+ * releasing what only a loaded module can hold). */
+const adm_cuda_module *adm_cuda_module_loaded(void);
 
 #ifdef __cplusplus
 }

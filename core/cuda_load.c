@@ -115,7 +115,9 @@ static void load_module(void)
         dlclose(h);
         return;
     }
-    module = m; /* never unloaded: the CUDA runtime stays for the process */
+    /* never unloaded: the CUDA runtime stays for the process; released
+     * for adm_cuda_module_loaded, which reads it outside pthread_once */
+    __atomic_store_n(&module, m, __ATOMIC_RELEASE);
 }
 
 adm_status adm_cuda_module_get(const adm_cuda_module **out)
@@ -124,6 +126,8 @@ adm_status adm_cuda_module_get(const adm_cuda_module **out)
     *out = module;
     return module ? ADM_OK : ADM_FAIL(ADM_ERR_NO_DEVICE, "%s", module_error);
 }
+
+const adm_cuda_module *adm_cuda_module_loaded(void) { return __atomic_load_n(&module, __ATOMIC_ACQUIRE); }
 
 int adm_cuda_built(void) { return 1; }
 
@@ -181,6 +185,8 @@ adm_status adm_cuda_module_get(const adm_cuda_module **out)
     *out = NULL;
     return ADM_FAIL(ADM_ERR_NO_DEVICE, "admit was built without CUDA");
 }
+
+const adm_cuda_module *adm_cuda_module_loaded(void) { return NULL; }
 
 int adm_cuda_built(void) { return 0; }
 

@@ -106,6 +106,8 @@ static const adm_cuda_module table = {
     adm_stats_cuda_open,
     adm_stats_cuda_run,
     adm_stats_cuda_close,
+    adm_stats_cuda_borrowed,
+    adm_o_cuda_forget,
 };
 
 const adm_cuda_module *adm_cuda_module_open(const adm_cuda_host *h);

@@ -132,7 +132,9 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg);
 
 /* The same sums on the GPU (harness/stats_dev.c, harness/stats_cuda.cu):
  * open uploads the oracle (dense fp64), its condition scale (NULL: none)
- * and the reference once; ADM_ERR_UNSUPPORTED for a reference other than
+ * and the reference once, but borrows the oracle and scale where the GPU
+ * oracle still holds them on the device (the arrays of its last result,
+ * unmodified since: oracle_internal.h, adm_o_cuda_forget); ADM_ERR_UNSUPPORTED for a reference other than
  * contiguous bf16, fp16, fp32 or fp64, ADM_ERR_NO_DEVICE without a GPU.
  * serves: whether in (its oracle, scale, reference and candidate) can be
  * measured there. */
@@ -147,6 +149,9 @@ adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond
 adm_status adm_h_stats_dev_try(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
                                adm_h_stats_dev **out);
 void adm_h_stats_dev_free(adm_h_stats_dev *d);
+/* 1 where open borrowed the GPU oracle's device copies instead of
+ * uploading the oracle and its scale. */
+int adm_h_stats_dev_borrowed(const adm_h_stats_dev *d);
 int adm_h_stats_dev_serves(const adm_h_stats_dev *d, const adm_judge_input *in);
 adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v);
 /* The raw sums of in on the GPU into s (allocated for its shape; in

@@ -5,7 +5,10 @@
  * (a row's sums in channel order, a stripe's channel sums in row order, a
  * block's magnitude sums in element order), so every sum is the CPU's
  * bits. Built with -fmad=false: each operation rounds once, as on the CPU
- * (-ffp-contract=off). Only the sums come back, never the outputs. */
+ * (-ffp-contract=off). Only the sums come back, never the outputs. The
+ * oracle's values and scale are the GPU oracle's own device copies where
+ * it still holds them (oracle/oracle_cuda.cu, adm_o_cuda_kept_take), so
+ * after a GPU evaluation only the reference and the candidates go up. */
 #include <cuda_fp16.h>
 #include <new>
 #include <cuda_runtime.h>
@@ -30,10 +33,15 @@ struct sess {
     size_t cand_cap = 0;
     double *rows = nullptr, *chans = nullptr, *mg = nullptr;
     unsigned long long *ph = nullptr;
+    void *kept = nullptr; /* o and cnd borrowed from the GPU oracle (adm_o_cuda_kept_take), not owned */
     ~sess()
     {
-        cudaFree(o);
-        cudaFree(cnd);
+        if (kept) {
+            adm_o_cuda_kept_put(kept);
+        } else {
+            cudaFree(o);
+            cudaFree(cnd);
+        }
         cudaFree(colrms);
         cudaFree(rowfloor);
         cudaFree(ref);
@@ -224,14 +232,25 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
     s->fmt = (adm_dtype)d->fmt;
     s->ref_dt = (adm_dtype)d->ref_dt;
     s->has_cnd = d->cond != nullptr;
-    ADM_CUDA_CHECK(cudaMalloc(&s->o, 8 * (n ? n : 1)));
-    ADM_CUDA_CHECK(cudaMemcpy(s->o, d->o, 8 * n, cudaMemcpyHostToDevice));
+    {
+        /* the GPU oracle's copies where it still holds them (the kernels
+         * only read o and cnd), else the host's uploaded */
+        const double *ko = nullptr, *kc = nullptr;
+        if ((s->kept = adm_o_cuda_kept_take(d->o, d->cond, (int64_t)n, &ko, &kc))) {
+            s->o = const_cast<double *>(ko);
+            s->cnd = const_cast<double *>(kc);
+        } else {
+            ADM_CUDA_CHECK(cudaMalloc(&s->o, 8 * (n ? n : 1)));
+            ADM_CUDA_CHECK(cudaMemcpy(s->o, d->o, 8 * n, cudaMemcpyHostToDevice));
+            if (s->has_cnd) {
+                ADM_CUDA_CHECK(cudaMalloc(&s->cnd, 8 * (n ? n : 1)));
+                ADM_CUDA_CHECK(cudaMemcpy(s->cnd, d->cond, 8 * n, cudaMemcpyHostToDevice));
+            }
+        }
+    }
     ADM_CUDA_CHECK(cudaMalloc(&s->ref, storage(s->ref_dt) * (n ? n : 1)));
     ADM_CUDA_CHECK(cudaMemcpy(s->ref, d->ref, storage(s->ref_dt) * n, cudaMemcpyHostToDevice));
-    if (s->has_cnd) {
-        ADM_CUDA_CHECK(cudaMalloc(&s->cnd, 8 * (n ? n : 1)));
-        ADM_CUDA_CHECK(cudaMemcpy(s->cnd, d->cond, 8 * n, cudaMemcpyHostToDevice));
-    } else {
+    if (!s->has_cnd) {
         ADM_CUDA_CHECK(cudaMalloc(&s->colrms, 8 * (size_t)(d->N + 1)));
         ADM_CUDA_CHECK(cudaMalloc(&s->rowfloor, 8 * (size_t)(d->R + 1)));
         col_rms<<<grid(d->N, 256), 256>>>(s->o, d->R, d->N, s->colrms);
@@ -310,3 +329,5 @@ extern "C" adm_status adm_stats_cuda_run(void *h, const void *cand, int cand_dt,
 }
 
 extern "C" void adm_stats_cuda_close(void *h) { delete (sess *)h; }
+
+extern "C" int adm_stats_cuda_borrowed(void *h) { return ((sess *)h)->kept != nullptr; }

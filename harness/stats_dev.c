@@ -20,6 +20,7 @@ struct adm_h_stats_dev {
     void *sess;
     const adm_tensor *oracle, *cond, *ref;
     int64_t R, N, ns, nb;
+    int borrowed;
 };
 
 static int device_format(adm_dtype dt) { return dt == ADM_BF16 || dt == ADM_FP16 || dt == ADM_FP32 || dt == ADM_FP64; }
@@ -73,6 +74,7 @@ adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond
         free(d);
         return st;
     }
+    d->borrowed = d->m->stats_borrowed(d->sess);
     *out = d;
     return ADM_OK;
 }
@@ -85,6 +87,8 @@ adm_status adm_h_stats_dev_try(const adm_tensor *oracle, const adm_tensor *cond,
     adm_error_clear();
     return ADM_OK;
 }
+
+int adm_h_stats_dev_borrowed(const adm_h_stats_dev *d) { return d && d->borrowed; }
 
 void adm_h_stats_dev_free(adm_h_stats_dev *d)
 {

@@ -112,6 +112,7 @@ void adm_oracle_free(adm_oracle *o) { free(o); }
 void adm_oracle_result_free(adm_oracle_result *r)
 {
     if (!r) return;
+    if (r->value.data) adm_o_cuda_forget(r->value.data);
     adm_tensor_free(&r->value);
     adm_tensor_free(&r->bound);
     adm_tensor_free(&r->cond);
@@ -313,6 +314,8 @@ static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_res
         if (fin && bnd[i] > maxb) maxb = bnd[i];
     }
     if (thr > 0 && blunt > 0) {
+        /* the host's values change here: the GPU's copy no longer stands for them */
+        adm_o_cuda_forget(val);
         if (gemm && blunt > 0) {
             /* a GEMM element is first re-bounded in fp64 (K / 32 each) */
             spent = (double)blunt * (double)((terms + 31) / 32);
@@ -415,6 +418,7 @@ static adm_status oracle_eval_body(adm_oracle *o, const adm_op *op, const adm_op
     if ((st = eval_dispatch(&c, r.value.data, r.bound.data)) != ADM_OK) goto fail;
 #ifdef ADM_ORACLE_TEST_HOOKS
     mutate(&c, r.value.data, r.bound.data, -1, 0);
+    adm_o_cuda_forget(r.value.data);
 #endif
     r.certified = 1;
     switch (adm_op_id_of(op)) {

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <vector>
 #include <algorithm>
+#include <mutex>
+#include <new>
 
 #include <mpfr.h> /* before the extern "C" block: gmp.h brings C++ headers */
 extern "C" {
@@ -22,6 +24,7 @@ extern "C" {
 #include "adm_cuda_check.h"
 #include "scalar_fns.h"
 #include "line_fns.h"
+#include "widen.h"
 
 namespace {
 
@@ -31,10 +34,30 @@ struct dev {
     double *d() { return (double *)p; }
 };
 
-struct blas {
-    cublasHandle_t h = nullptr;
-    ~blas() { if (h) cublasDestroy(h); }
-};
+/* One cuBLAS handle per device for the process, created on its first
+ * GEMM: cublasCreate costs tens of milliseconds (its workspace and the
+ * library's state) at every call otherwise. The handles keep the default
+ * stream and pointer mode, so threads may share them (cuBLAS is
+ * thread-safe where the handle's configuration does not change). They
+ * live as long as the process: the module is never unloaded
+ * (core/cuda_load.c), and a destroy from a static destructor could run
+ * after the CUDA runtime's own teardown. */
+enum { BLAS_DEVICES = 64 };
+std::mutex blas_mu;
+cublasHandle_t blas_h[BLAS_DEVICES];
+
+adm_status blas_get(cublasHandle_t *h)
+{
+    int d = 0;
+    ADM_CUDA_CHECK(cudaGetDevice(&d));
+    if (d < 0 || d >= BLAS_DEVICES)
+        return adm_error_set(ADM_ERR_UNSUPPORTED, __FILE__, __LINE__, "oracle on the GPU: device %d (at most %d)", d,
+                             BLAS_DEVICES);
+    std::lock_guard<std::mutex> g(blas_mu);
+    if (!blas_h[d]) ADM_CUBLAS_CHECK(cublasCreate(&blas_h[d]));
+    *h = blas_h[d];
+    return ADM_OK;
+}
 
 struct events {
     cudaEvent_t a = nullptr, b = nullptr;
@@ -137,6 +160,42 @@ __global__ void epilogue(double *val, double *bnd, double *cond, const float *co
 }
 
 int grid_for(size_t n) { size_t g = (n + 255) / 256; return (int)(g > 65536 ? 65536 : (g ? g : 1)); }
+
+/* An operand's n elements in fp64 (oracle/widen.h: exact, the host's bits). */
+__global__ void widen(const void *span, adm_o_widen_src s, size_t n, double *out)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        out[i] = __longlong_as_double((long long)adm_o_widen_elem(span, &s, (int64_t)i));
+}
+
+/* The rows of t seen as [R, K] in fp64 into out (device, R K doubles;
+ * an elementwise op's operand as one row). bf16, fp16 and fp32 go up as
+ * stored, into *stored (kept until the caller's kernels have read it),
+ * and are widened on the device; another format, or a view whose storage
+ * spans more than twice its elements (a slice of a larger tensor), is
+ * widened on the host (adm_o_rows, adm_tensor_to_f64's bits) and goes up
+ * in fp64. */
+adm_status operand_up(const adm_tensor *t, int64_t R, int64_t K, dev *stored, double *out)
+{
+    size_t n = (size_t)(R * K);
+    adm_o_widen_src s;
+    int64_t lo = 0, span = 0;
+    if (adm_o_widen_plan(t, &s, &lo, &span) && (uint64_t)span <= 2 * (uint64_t)n + 64) {
+        size_t es = t->dtype == ADM_FP32 ? 4 : 2;
+        ADM_CUDA_CHECK(cudaMalloc(&stored->p, es * (size_t)span));
+        ADM_CUDA_CHECK(cudaMemcpy(stored->p, (const char *)t->data + es * (size_t)(t->offset + lo), es * (size_t)span,
+                                  cudaMemcpyHostToDevice));
+        widen<<<grid_for(n), 256>>>(stored->p, s, n, out);
+        ADM_CUDA_CHECK(cudaGetLastError());
+        return ADM_OK;
+    }
+    {
+        std::vector<double> h(n);
+        adm_o_rows(t, K, 0, R, h.data());
+        ADM_CUDA_CHECK(cudaMemcpy(out, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
+    }
+    return ADM_OK;
+}
 
 /* The condition scale's buffers on the device: the scaled |x| and |w|
  * (4 bytes an element: bf16 uses half), the rows' exponents, the GEMM's
@@ -298,13 +357,66 @@ __global__ void linattn_lines(adm_o_linattn_job j, const double *q, const double
         adm_o_linattn_line(&j, q, kv, ka, ks, h, i, val, bnd, cond);
 }
 
+/* The last result's value and condition scale on the device
+ * (oracle_internal.h, adm_o_cuda_forget): at most one held by the module,
+ * shared with the statistics sessions that borrow it
+ * (harness/stats_cuda.cu) and freed when the last of them lets go, so
+ * that a session outlives a forget or a later evaluation safely. */
+struct kept {
+    int device;
+    const double *hval, *hcond;
+    size_t n;
+    void *val, *cond;
+    int refs;
+};
+std::mutex kept_mu;
+kept *kept_last;
+
+void kept_unref(kept *k) /* kept_mu held */
+{
+    if (k && --k->refs == 0) {
+        cudaFree(k->val);
+        cudaFree(k->cond);
+        delete k;
+    }
+}
+
+/* The module's copy dropped: a new evaluation's buffers do not sit beside
+ * it (device memory for one resident result, not two). */
+void kept_drop()
+{
+    std::lock_guard<std::mutex> g(kept_mu);
+    kept_unref(kept_last);
+    kept_last = nullptr;
+}
+
+/* dv and (where cond) dc, just downloaded into val and cond, kept in
+ * place of the last result; nothing kept where the bookkeeping cannot be
+ * had (the statistics then upload, as without). */
+void keep(dev *dv, dev *dc, size_t n, const double *val, const double *cond)
+{
+    int d = 0;
+    kept *k;
+    if (cudaGetDevice(&d) != cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    if (!(k = new (std::nothrow) kept{d, val, cond, n, dv->p, cond ? dc->p : nullptr, 1})) return;
+    dv->p = nullptr;
+    if (cond) dc->p = nullptr;
+    std::lock_guard<std::mutex> g(kept_mu);
+    kept_unref(kept_last);
+    kept_last = k;
+}
+
 /* The oracle's n values, bounds and (where wanted: cond) condition scales
- * back to the host. */
-adm_status download(const dev &dv, const dev &db, const dev &dc, size_t n, double *val, double *bnd, double *cond)
+ * back to the host; the values and scales also stay on the device (keep). */
+adm_status download(dev &dv, dev &db, dev &dc, size_t n, double *val, double *bnd, double *cond)
 {
     ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
     ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
     if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
+    keep(&dv, &dc, n, val, cond);
     return ADM_OK;
 }
 
@@ -319,36 +431,60 @@ adm_status upload(dev *d, const double *h, size_t n)
 
 } // namespace
 
+extern "C" void adm_o_cuda_forget(const double *val)
+{
+    std::lock_guard<std::mutex> g(kept_mu);
+    if (kept_last && kept_last->hval == val) {
+        kept_unref(kept_last);
+        kept_last = nullptr;
+    }
+}
+
+extern "C" void *adm_o_cuda_kept_take(const double *val, const double *cond, int64_t n, const double **dval,
+                                      const double **dcond)
+{
+    int d = 0;
+    kept *k;
+    if (cudaGetDevice(&d) != cudaSuccess) {
+        cudaGetLastError();
+        return nullptr;
+    }
+    std::lock_guard<std::mutex> g(kept_mu);
+    k = kept_last;
+    if (!k || k->device != d || k->hval != val || k->n != (size_t)n || (cond && k->hcond != cond)) return nullptr;
+    k->refs++;
+    *dval = (const double *)k->val;
+    *dcond = cond ? (const double *)k->cond : nullptr;
+    return k;
+}
+
+extern "C" void adm_o_cuda_kept_put(void *k)
+{
+    std::lock_guard<std::mutex> g(kept_mu);
+    kept_unref((kept *)k);
+}
+
 extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd)
 {
     adm_op_id id = adm_op_id_of(c->op);
     size_t n = (size_t)c->numel;
-    std::vector<double> hx(n ? n : 1), hy, hg;
-    dev dx, dy, dg, dv, db, dc;
+    dev dx, dy, dg, dv, db, dc, sx, sy, sg;
+    kept_drop();
     if (n == 0) return ADM_OK;
-    ADM_TRY(adm_tensor_to_f64(c->in[0], hx.data()));
-    if (id == OP_SWIGLU || id == OP_GATED_RESIDUAL) {
-        hy.resize(n);
-        ADM_TRY(adm_tensor_to_f64(c->in[id == OP_SWIGLU ? 1 : 2], hy.data()));
-    }
-    if (id == OP_GATED_RESIDUAL) {
-        adm_tensor gv;
-        hg.resize(n);
-        ADM_TRY(adm_tensor_broadcast(c->in[1], c->ndim, c->shape, &gv));
-        ADM_TRY(adm_tensor_to_f64(&gv, hg.data()));
-    }
     ADM_CUDA_CHECK(cudaMalloc(&dx.p, 8 * n));
     ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * n));
     ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * n));
     if (c->cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * n));
-    ADM_CUDA_CHECK(cudaMemcpy(dx.p, hx.data(), 8 * n, cudaMemcpyHostToDevice));
-    if (!hy.empty()) {
+    ADM_TRY(operand_up(c->in[0], 1, (int64_t)n, &sx, dx.d()));
+    if (id == OP_SWIGLU || id == OP_GATED_RESIDUAL) {
         ADM_CUDA_CHECK(cudaMalloc(&dy.p, 8 * n));
-        ADM_CUDA_CHECK(cudaMemcpy(dy.p, hy.data(), 8 * n, cudaMemcpyHostToDevice));
+        ADM_TRY(operand_up(c->in[id == OP_SWIGLU ? 1 : 2], 1, (int64_t)n, &sy, dy.d()));
     }
-    if (!hg.empty()) {
+    if (id == OP_GATED_RESIDUAL) {
+        adm_tensor gv;
+        ADM_TRY(adm_tensor_broadcast(c->in[1], c->ndim, c->shape, &gv));
         ADM_CUDA_CHECK(cudaMalloc(&dg.p, 8 * n));
-        ADM_CUDA_CHECK(cudaMemcpy(dg.p, hg.data(), 8 * n, cudaMemcpyHostToDevice));
+        ADM_TRY(operand_up(&gv, 1, (int64_t)n, &sg, dg.d())); /* a broadcast: stride 0, widened where stored */
     }
     elementwise<<<grid_for(n), 256>>>((int)id, c->p->gelu_tanh, c->p->factor, dx.d(), dy.d(), dg.d(), dv.d(), db.d(),
                                       dc.d(), n);
@@ -370,9 +506,10 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
     adm_tensor wt;
     int64_t K = x->shape[x->ndim - 1], N, M;
     int gelu = id == OP_LINEAR_GELU ? (c->p->gelu_tanh ? 1 : 2) : 0;
-    dev xd, wd, bd, nx, nw, vd, bnd_d, xa, wa, exd, cf, cd;
+    dev xd, wd, bd, nx, nw, vd, bnd_d, xa, wa, exd, cf, cd, xs, ws;
     cond_room cr{};
-    blas h;
+    cublasHandle_t h;
+    kept_drop();
     ADM_TRY(adm_o_need_narrow(x, adm_op_name(c->op), adm_op_input_name(c->op, 0)));
     ADM_TRY(adm_o_need_narrow(w, adm_op_name(c->op), adm_op_input_name(c->op, 1)));
     if (id == OP_MATMUL) ADM_TRY(adm_tensor_transpose(w, 0, 1, &wt));
@@ -381,30 +518,27 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
     M = N > 0 ? c->numel / N : 0;
     if (M == 0 || N == 0) return ADM_OK;
     if (K == 0) return ADM_FAIL(ADM_ERR_UNSUPPORTED, "oracle on the GPU: K = 0");
-    {
-        std::vector<double> hx((size_t)(M * K)), hw((size_t)(N * K)), hb((size_t)N, 0.0);
-        adm_o_rows(x, K, 0, M, hx.data());
-        adm_o_rows(&wt, K, 0, N, hw.data());
-        if (bias)
-            for (int64_t j = 0; j < N; j++) hb[(size_t)j] = adm_tensor_get(bias, j);
-        ADM_CUDA_CHECK(cudaMalloc(&xd.p, sizeof(double) * (size_t)(M * K)));
-        ADM_CUDA_CHECK(cudaMalloc(&wd.p, sizeof(double) * (size_t)(N * K)));
-        ADM_CUDA_CHECK(cudaMalloc(&bd.p, sizeof(double) * (size_t)N));
-        ADM_CUDA_CHECK(cudaMalloc(&nx.p, sizeof(double) * (size_t)M));
-        ADM_CUDA_CHECK(cudaMalloc(&nw.p, sizeof(double) * (size_t)N));
-        ADM_CUDA_CHECK(cudaMalloc(&vd.p, sizeof(double) * (size_t)(M * N)));
-        ADM_CUDA_CHECK(cudaMalloc(&bnd_d.p, sizeof(double) * (size_t)(M * N)));
-        if (c->cond) {
-            ADM_TRY(cond_alloc(M, K, N, !(x->dtype == ADM_BF16 && wt.dtype == ADM_BF16), &xa, &wa, &exd, &cf, &cr));
-            ADM_CUDA_CHECK(cudaMalloc(&cd.p, sizeof(double) * (size_t)(M * N)));
-        }
-        ADM_CUDA_CHECK(cudaMemcpy(xd.p, hx.data(), sizeof(double) * hx.size(), cudaMemcpyHostToDevice));
-        ADM_CUDA_CHECK(cudaMemcpy(wd.p, hw.data(), sizeof(double) * hw.size(), cudaMemcpyHostToDevice));
+    ADM_CUDA_CHECK(cudaMalloc(&xd.p, sizeof(double) * (size_t)(M * K)));
+    ADM_CUDA_CHECK(cudaMalloc(&wd.p, sizeof(double) * (size_t)(N * K)));
+    ADM_CUDA_CHECK(cudaMalloc(&bd.p, sizeof(double) * (size_t)N));
+    ADM_CUDA_CHECK(cudaMalloc(&nx.p, sizeof(double) * (size_t)M));
+    ADM_CUDA_CHECK(cudaMalloc(&nw.p, sizeof(double) * (size_t)N));
+    ADM_CUDA_CHECK(cudaMalloc(&vd.p, sizeof(double) * (size_t)(M * N)));
+    ADM_CUDA_CHECK(cudaMalloc(&bnd_d.p, sizeof(double) * (size_t)(M * N)));
+    if (c->cond) {
+        ADM_TRY(cond_alloc(M, K, N, !(x->dtype == ADM_BF16 && wt.dtype == ADM_BF16), &xa, &wa, &exd, &cf, &cr));
+        ADM_CUDA_CHECK(cudaMalloc(&cd.p, sizeof(double) * (size_t)(M * N)));
+    }
+    ADM_TRY(operand_up(x, M, K, &xs, xd.d()));
+    ADM_TRY(operand_up(&wt, N, K, &ws, wd.d()));
+    if (bias) {
+        std::vector<double> hb((size_t)N);
+        for (int64_t j = 0; j < N; j++) hb[(size_t)j] = adm_tensor_get(bias, j);
         ADM_CUDA_CHECK(cudaMemcpy(bd.p, hb.data(), sizeof(double) * hb.size(), cudaMemcpyHostToDevice));
     }
-    ADM_CUBLAS_CHECK(cublasCreate(&h.h));
-    ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bias ? bd.d() : nullptr, gelu, nx.d(), nw.d(), vd.d(), bnd_d.d(),
-                     &cr, cd.d()));
+    ADM_TRY(blas_get(&h));
+    ADM_TRY(pipeline(h, M, K, N, xd.d(), wd.d(), bias ? bd.d() : nullptr, gelu, nx.d(), nw.d(), vd.d(), bnd_d.d(), &cr,
+                     cd.d()));
     ADM_CUDA_CHECK(cudaDeviceSynchronize());
     ADM_TRY(download(vd, bnd_d, cd, (size_t)(M * N), val, bnd, c->cond));
     return ADM_OK;
@@ -414,7 +548,7 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
 {
     dev xb, wb, xd, wd, bd, nx, nw, vd, bnd_d, cd, xa, wa, exd, cf, cnd;
     cond_room cr{};
-    blas h;
+    cublasHandle_t h;
     events ev;
     std::vector<uint16_t> hx((size_t)(M * K)), hw((size_t)(N * K));
     std::vector<double> hb((size_t)N), t[5], hv((size_t)(M * N)), hbd((size_t)(M * N));
@@ -437,7 +571,7 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
     ADM_TRY(cond_alloc(M, K, N, 0, &xa, &wa, &exd, &cf, &cr));
     ADM_CUDA_CHECK(cudaMalloc(&cnd.p, 8 * (size_t)(M * N)));
     ADM_CUDA_CHECK(cudaMemcpy(bd.p, hb.data(), 8 * hb.size(), cudaMemcpyHostToDevice));
-    ADM_CUBLAS_CHECK(cublasCreate(&h.h));
+    ADM_TRY(blas_get(&h));
     ADM_CUDA_CHECK(cudaEventCreate(&ev.a));
     ADM_CUDA_CHECK(cudaEventCreate(&ev.b));
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
@@ -451,7 +585,7 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
         if (r >= 0) t[2].push_back(f);
         /* one DGEMM alone, operands resident in fp64 */
         ADM_CUDA_CHECK(cudaEventRecord(ev.a));
-        ADM_CUBLAS_CHECK(cublasDgemm(h.h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wd.d(), (int)K,
+        ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wd.d(), (int)K,
                                      xd.d(), (int)K, &zero, cd.d(), (int)N));
         ADM_CUDA_CHECK(cudaEventRecord(ev.b));
         ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
@@ -462,14 +596,14 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
         bf16_to_f64<<<grid_for(hx.size()), 256>>>((const uint16_t *)xb.p, xd.d(), hx.size());
         bf16_to_f64<<<grid_for(hw.size()), 256>>>((const uint16_t *)wb.p, wd.d(), hw.size());
         ADM_CUDA_CHECK(cudaGetLastError());
-        ADM_TRY(pipeline(h.h, M, K, N, xd.d(), wd.d(), bd.d(), 1, nx.d(), nw.d(), vd.d(), bnd_d.d(), &cr, cnd.d()));
+        ADM_TRY(pipeline(h, M, K, N, xd.d(), wd.d(), bd.d(), 1, nx.d(), nw.d(), vd.d(), bnd_d.d(), &cr, cnd.d()));
         ADM_CUDA_CHECK(cudaEventRecord(ev.b));
         ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
         ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));
         if (r >= 0) t[1].push_back(f);
         /* the condition scale alone: operands and its GEMM */
         ADM_CUDA_CHECK(cudaEventRecord(ev.a));
-        ADM_TRY(cond_scale(h.h, M, K, N, xd.d(), wd.d(), &cr));
+        ADM_TRY(cond_scale(h, M, K, N, xd.d(), wd.d(), &cr));
         ADM_CUDA_CHECK(cudaEventRecord(ev.b));
         ADM_CUDA_CHECK(cudaEventSynchronize(ev.b));
         ADM_CUDA_CHECK(cudaEventElapsedTime(&f, ev.a, ev.b));
@@ -497,6 +631,7 @@ extern "C" adm_status adm_o_cuda_reduce(const adm_o_reduce_job *j, int64_t total
     int64_t lines = j->outer * j->inner;
     size_t nout = (size_t)(j->kind == ADM_O_SOFTMAX ? total : lines);
     dev dx, dv, db, dc;
+    kept_drop();
     if (lines == 0 || nout == 0) return ADM_OK;
     ADM_TRY(upload(&dx, x, (size_t)total));
     ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * nout));
@@ -514,6 +649,7 @@ extern "C" adm_status adm_o_cuda_norm(const adm_o_norm_job *j, int64_t total, co
 {
     size_t n = (size_t)total;
     dev dx, dw, dbias, dsh, dsc, dv, db, dc;
+    kept_drop();
     if (j->sets == 0 || n == 0) return ADM_OK;
     ADM_TRY(upload(&dx, x, n));
     ADM_TRY(upload(&dw, w, (size_t)j->C));
@@ -539,6 +675,7 @@ extern "C" adm_status adm_o_cuda_attention(const adm_o_attn_job *j, const double
 {
     int64_t lines = j->H * j->S, nout = lines * j->E, chunk;
     dev dq, dk, dv, dval, db, dc, scr;
+    kept_drop();
     if (nout == 0) return ADM_OK;
     chunk = ATTN_SCRATCH_BYTES / (32 * (j->T > 0 ? j->T : 1));
     if (chunk < 1) chunk = 1;
@@ -566,6 +703,7 @@ extern "C" adm_status adm_o_cuda_linattn(const adm_o_linattn_job *j, const doubl
 {
     int64_t nout = j->H * j->S * j->E, de = j->D * j->E;
     dev dq, dk, dv, dval, db, dc, kv;
+    kept_drop();
     if (nout == 0) return ADM_OK;
     ADM_TRY(upload(&dq, q, (size_t)(j->H * j->S * j->D)));
     ADM_TRY(upload(&dk, k, (size_t)(j->H * j->T * j->D)));

@@ -13,6 +13,12 @@ int adm_o_cuda_usable(void)
     return m->o_usable();
 }
 
+void adm_o_cuda_forget(const double *val)
+{
+    const adm_cuda_module *m = adm_cuda_module_loaded();
+    if (m) m->o_forget(val);
+}
+
 adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd)
 {
     const adm_cuda_module *m;

@@ -111,6 +111,17 @@ adm_status adm_o_gemm_tighten(const adm_o_ctx *c, int64_t index, double *value, 
 int adm_o_cuda_usable(void);
 adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd);
 adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd);
+/* The GPU oracle keeps its last result's value and condition scale on
+ * the device after downloading them into the host arrays val and cond
+ * (oracle/oracle_cuda.cu), so that the gates' statistics on the GPU
+ * (harness/stats_cuda.cu) read them there instead of uploading them
+ * again. The device copy stands for the host arrays, found by their
+ * addresses, only while those hold what was downloaded: it is dropped by
+ * the next GPU evaluation, by adm_oracle_result_free, and by whatever
+ * writes the host values (refinement, the test hooks' mutants), each of
+ * which calls adm_o_cuda_forget(val) first. Nothing where the CUDA module
+ * was never loaded (nothing can be kept then). */
+void adm_o_cuda_forget(const double *val);
 /* The lines of a reduction or norm (oracle/line_fns.h) on the GPU, from
  * the host's fp64 inputs (total elements; per channel w, b; shift and
  * scale dense, NULL when absent) into host outputs; cond may be NULL. */

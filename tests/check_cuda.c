@@ -387,6 +387,102 @@ START_TEST(test_oracle_elementwise)
 }
 END_TEST
 
+/* Oracle, operand views: the GPU oracle's operands go up as stored and
+ * are widened on the device (oracle/widen.h) for bf16, fp16 and fp32,
+ * dense or strided; a view whose storage spans more than twice its
+ * elements is widened on the host. Against the CPU oracle within the two
+ * bounds, NaN and Inf in the same places: (0) matmul on fp16, a a slice
+ * with gaps and an offset, b transposed on the device, fp16 subnormals, a
+ * NaN and an Inf; (1) linear on bf16, x a transposed view; (2) linear on
+ * fp16 x read every third column (the host's widening) and fp32 w. */
+static void views_fill(adm_tensor *t, uint64_t seed, double sigma)
+{
+    for (int64_t i = 0; i < t->capacity; i++) {
+        uint64_t bits;
+        double v;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        v = sigma * ((double)(seed >> 11) * 0x1p-53 - 0.5);
+        if (i % 97 == 5) v *= 0x1p-20; /* fp16's subnormals */
+        ck_assert_int_eq(adm_format_encode(t->dtype, v, ADM_RNE, 0, &bits), ADM_OK);
+        adm_tensor_set_bits(t, i, bits);
+    }
+}
+
+START_TEST(test_oracle_views)
+{
+    const adm_op *op = adm_op_find(_i == 0 ? "matmul" : "linear");
+    adm_op_params p;
+    adm_tensor sa, sb, a, b;
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&a, &b, NULL};
+    adm_oracle_config cfg;
+    adm_oracle *cpu, *gpu;
+    adm_oracle_result rc, rg;
+    int64_t bad = 0, n;
+    double worst = 0;
+    if (_i == 0) {
+        int64_t ss[2] = {203, 310}, bs[2] = {300, 170};
+        ck_assert_int_eq(adm_tensor_alloc(&sa, ADM_FP16, 2, ss), ADM_OK);
+        ck_assert_int_eq(adm_tensor_alloc(&sb, ADM_FP16, 2, bs), ADM_OK);
+        views_fill(&sa, 21, 4.0);
+        views_fill(&sb, 22, 0.5);
+        a = sa;
+        a.owned = 0;
+        a.shape[0] = 200;
+        a.shape[1] = 300;
+        a.offset = 2 * 310 + 3;
+        adm_tensor_set_bits(&sa, a.offset + 5 * 310 + 7, 0x7e00u); /* NaN at a[5, 7] */
+        adm_tensor_set_bits(&sb, 3 * 170 + 9, 0x7c00u);           /* +Inf at b[3, 9] */
+        b = sb;
+        b.owned = 0;
+    } else if (_i == 1) {
+        int64_t xs[2] = {256, 150}, ws[2] = {100, 256};
+        ck_assert_int_eq(adm_synth_gaussian(23, 1.0, ADM_BF16, 2, xs, &sa), ADM_OK);
+        ck_assert_int_eq(adm_synth_gaussian(24, 1.0 / 16, ADM_BF16, 2, ws, &sb), ADM_OK);
+        ck_assert_int_eq(adm_tensor_transpose(&sa, 0, 1, &a), ADM_OK);
+        b = sb;
+        b.owned = 0;
+    } else {
+        int64_t xs[2] = {128, 600}, ws[2] = {64, 200};
+        ck_assert_int_eq(adm_tensor_alloc(&sa, ADM_FP16, 2, xs), ADM_OK);
+        views_fill(&sa, 25, 2.0);
+        ck_assert_int_eq(adm_synth_gaussian(26, 1.0 / 16, ADM_FP32, 2, ws, &sb), ADM_OK);
+        a = sa;
+        a.owned = 0;
+        a.shape[1] = 200;
+        a.stride[1] = 3;
+        b = sb;
+        b.owned = 0;
+    }
+    ck_assert_int_eq(adm_op_params_parse(op, "{}", &p), ADM_OK);
+    adm_oracle_config_default(&cfg);
+    ck_assert_int_eq(adm_oracle_create(&cfg, &cpu), ADM_OK);
+    cfg.use_gpu = 1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &gpu), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(cpu, op, &p, in, &rc) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(adm_oracle_eval(gpu, op, &p, in, &rg) == ADM_OK, "%s", adm_error_message());
+    ck_assert(!rc.on_gpu && rg.on_gpu);
+    n = adm_tensor_numel(&rc.value);
+    for (int64_t i = 0; i < n; i++) {
+        double vc = ((double *)rc.value.data)[i], vg = ((double *)rg.value.data)[i];
+        double bc = ((double *)rc.bound.data)[i], bg = ((double *)rg.bound.data)[i];
+        if (isnan(vc) || isnan(vg)) { bad += isnan(vc) != isnan(vg); continue; }
+        if (isinf(vc) || isinf(vg)) { bad += vc != vg; continue; }
+        if (fabs(vc - vg) > bc + bg) bad++;
+        if (bc + bg > 0) worst = fmax(worst, fabs(vc - vg) / (bc + bg));
+    }
+    printf("oracle views %d (%s): GPU against CPU, %lld elements, worst |diff|/(bounds) %.3g, %lld outside\n", _i,
+           adm_op_name(op), (long long)n, worst, (long long)bad);
+    ck_assert_int_eq(bad, 0);
+    if (_i == 0) ck_assert(isnan(((double *)rg.value.data)[5 * 170]) && isinf(((double *)rg.value.data)[9]));
+    adm_oracle_result_free(&rc);
+    adm_oracle_result_free(&rg);
+    adm_oracle_free(cpu);
+    adm_oracle_free(gpu);
+    adm_tensor_free(&sa);
+    adm_tensor_free(&sb);
+}
+END_TEST
+
 /* The real kernels through the harness: the cuBLASLt GELU_BIAS epilogue
  * against the eager cuBLASLt path (the seed's 0.66x), and the eager GPU
  * path against its CPU emulation. */
@@ -964,6 +1060,124 @@ START_TEST(test_stats)
 }
 END_TEST
 
+/* Stats, resident: after a GPU evaluation the statistics borrow the
+ * oracle's own device copies of its values and condition scale
+ * (oracle/oracle_cuda.cu, adm_o_cuda_kept_take) instead of uploading them,
+ * and their raw sums are still the CPU's bits (memcmp) from the host's
+ * arrays; whatever ends the copy's standing ends the borrowing, the sums
+ * staying the CPU's: a refinement that rewrites host values, a second
+ * evaluation (its result borrowed in turn), freeing the result; and a
+ * session that borrowed keeps its copy past a later evaluation. */
+static void resident_sums(const adm_tensor *o, const adm_tensor *cond, const adm_tensor *ref, const adm_tensor *cand,
+                          int want_borrowed, adm_h_stats_dev *keep_open, adm_h_stats_dev **opened)
+{
+    int64_t R = o->shape[0], N = o->shape[1];
+    adm_h_stats_raw cpu, gpu;
+    adm_h_stats_dev *dev = keep_open;
+    adm_judge_input in;
+    adm_h_reader rd = adm_h_reader_of(ref), cd = adm_h_reader_of(cand);
+    memset(&in, 0, sizeof in);
+    in.oracle = o;
+    in.bound = o;
+    in.cond = cond;
+    in.ref = ref;
+    in.cand = cand;
+    ck_assert_int_eq(adm_h_stats_alloc(&cpu, R, N), ADM_OK);
+    ck_assert_int_eq(adm_h_stats_alloc(&gpu, R, N), ADM_OK);
+    ck_assert_int_eq(adm_h_measure_raw(&in, &rd, &cd, &cpu), ADM_OK);
+    if (!dev) ck_assert_msg(adm_h_stats_dev_open(o, cond, ref, &dev) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(adm_h_stats_dev_borrowed(dev) == want_borrowed, "borrowed %d, expected %d",
+                  adm_h_stats_dev_borrowed(dev), want_borrowed);
+    ck_assert_msg(adm_h_stats_dev_raw(dev, &in, &gpu) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(!memcmp(cpu.rows, gpu.rows, sizeof(double) * (size_t)(R * RAW_NS)), "row sums differ");
+    ck_assert_msg(!memcmp(cpu.chans, gpu.chans, sizeof(double) * (size_t)(cpu.ns * N * RAW_NS)),
+                  "channel sums differ");
+    ck_assert_msg(!memcmp(cpu.mg, gpu.mg, sizeof(double) * (size_t)(cpu.nb * MG_NS)), "block magnitudes differ");
+    ck_assert_msg(!memcmp(cpu.ph, gpu.ph, sizeof(int64_t) * (size_t)(cpu.nb * HIST_BLOCK)), "histograms differ");
+    ck_assert(cpu.rows[RAW_N] > 0);
+    if (opened) *opened = dev;
+    else adm_h_stats_dev_free(dev);
+    adm_h_stats_free(&cpu);
+    adm_h_stats_free(&gpu);
+}
+
+/* The reference and a leaning candidate from an oracle's values. */
+static void resident_outputs(const adm_tensor *o, adm_tensor *ref, adm_tensor *cand)
+{
+    int64_t n = adm_tensor_numel(o);
+    double *r = malloc(sizeof(double) * (size_t)n), *c = malloc(sizeof(double) * (size_t)n);
+    ck_assert(r && c);
+    for (int64_t i = 0; i < n; i++) {
+        double v = ((const double *)o->data)[i];
+        r[i] = v * (1 + 0x1p-9 * (double)((i * 7919) % 17 - 8) / 8);
+        c[i] = v * (1 + 0x1p-8 * (double)((i * 104729) % 13 - 5) / 6);
+    }
+    ck_assert_int_eq(adm_tensor_from_f64(ref, ADM_BF16, o->ndim, o->shape, r, ADM_RNE, 0), ADM_OK);
+    ck_assert_int_eq(adm_tensor_from_f64(cand, ADM_BF16, o->ndim, o->shape, c, ADM_RNE, 0), ADM_OK);
+    free(r);
+    free(c);
+}
+
+START_TEST(test_stats_resident)
+{
+    const adm_op *op = adm_op_find("linear");
+    adm_op_params p;
+    adm_tensor x, w, b, ref, cand, ref2, cand2;
+    int64_t xs[2] = {300, 256}, ws[2] = {200, 256}, bs[1] = {200};
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &b};
+    adm_oracle_config cfg;
+    adm_oracle *o;
+    adm_oracle_result r, r2, r3;
+    adm_h_stats_dev *held = NULL;
+    ck_assert_int_eq(adm_synth_gaussian(11, 1.0, ADM_BF16, 2, xs, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(12, 1.0 / 16, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(13, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(op, "{}", &p), ADM_OK);
+    adm_oracle_config_default(&cfg);
+    cfg.use_gpu = 1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &o), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &r) == ADM_OK, "%s", adm_error_message());
+    ck_assert(r.on_gpu && r.has_cond);
+    resident_outputs(&r.value, &ref, &cand);
+    /* borrowed, with and without the condition scale */
+    resident_sums(&r.value, &r.cond, &ref, &cand, 1, NULL, NULL);
+    resident_sums(&r.value, NULL, &ref, &cand, 1, NULL, NULL);
+    /* a refinement at a scale that re-bounds elements rewrites host values */
+    ck_assert_msg(adm_oracle_refine(o, op, &p, in, &r, r.max_bound / cfg.sharpness / 2) == ADM_OK, "%s",
+                  adm_error_message());
+    resident_sums(&r.value, &r.cond, &ref, &cand, 0, NULL, NULL);
+    /* a second evaluation: its result is the one held; r is uploaded */
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &r2) == ADM_OK, "%s", adm_error_message());
+    resident_outputs(&r2.value, &ref2, &cand2);
+    resident_sums(&r.value, &r.cond, &ref, &cand, 0, NULL, NULL);
+    resident_sums(&r2.value, &r2.cond, &ref2, &cand2, 1, NULL, &held);
+    /* a third evaluation replaces it; the open session keeps its copy */
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &r3) == ADM_OK, "%s", adm_error_message());
+    resident_sums(&r2.value, &r2.cond, &ref2, &cand2, 1, held, NULL);
+    resident_sums(&r3.value, &r3.cond, &ref2, &cand2, 1, NULL, NULL);
+    /* r3 freed: nothing stands for its arrays any more */
+    {
+        adm_tensor v = r3.value, c = r3.cond;
+        /* the host arrays outlive the result here only to ask for them */
+        r3.value.owned = r3.cond.owned = 0;
+        adm_oracle_result_free(&r3);
+        resident_sums(&v, &c, &ref2, &cand2, 0, NULL, NULL);
+        adm_tensor_free(&v);
+        adm_tensor_free(&c);
+    }
+    adm_oracle_result_free(&r);
+    adm_oracle_result_free(&r2);
+    adm_oracle_free(o);
+    adm_tensor_free(&ref);
+    adm_tensor_free(&cand);
+    adm_tensor_free(&ref2);
+    adm_tensor_free(&cand2);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&b);
+}
+END_TEST
+
 START_TEST(test_module)
 {
     const char *env = getenv("ADM_CUDA_MODULE");
@@ -1045,6 +1259,7 @@ int main(void)
     tcase_add_loop_test(tc, test_oracle_agrees, 0, 3);
     tcase_add_loop_test(tc, test_oracle_lines, 0, N_LINE_CASES);
     tcase_add_loop_test(tc, test_oracle_elementwise, 0, 6);
+    tcase_add_loop_test(tc, test_oracle_views, 0, 3);
     tcase_add_test(tc, test_oracle_quantize);
     suite_add_tcase(s, tc);
     tc = tcase_create("Libm");
@@ -1054,6 +1269,7 @@ int main(void)
     tc = tcase_create("Stats");
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_stats, 0, (int)(sizeof stats_shapes / sizeof stats_shapes[0]));
+    tcase_add_test(tc, test_stats_resident);
     suite_add_tcase(s, tc);
     tc = tcase_create("Twins");
     tcase_set_timeout(tc, 600);

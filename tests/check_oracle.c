@@ -1,6 +1,8 @@
 /* oracle: the op catalog's parameters and shape rules. */
 #include "adm_oracle.h"
 #include "adm_capture.h"
+#include "oracle_internal.h"
+#include "widen.h"
 
 #include <check.h>
 #include <float.h>
@@ -1593,6 +1595,76 @@ START_TEST(test_mutant)
 }
 END_TEST
 
+/* Widen: the GPU oracle widens bf16, fp16 and fp32 operands on the device
+ * (oracle/widen.h, the same code here); its fp64 bits must be adm_o_rows'
+ * (the host's widening, whose values the DGEMM read before), NaN payloads
+ * included: every bf16 and fp16 pattern, a sample of fp32 patterns with
+ * every exponent (subnormals, Inf, signalling and quiet NaNs), each dense,
+ * transposed (matmul's w), as a slice with gaps and an offset, and a row
+ * broadcast (an elementwise op's gate). */
+static void widen_check(const adm_tensor *t, const char *what)
+{
+    int64_t K = t->shape[t->ndim - 1], n = adm_tensor_numel(t), R = n / K, lo = 0, span = 0, bad = 0;
+    size_t es = adm_format_get(t->dtype)->storage_bytes;
+    adm_o_widen_src s;
+    double *want = malloc(sizeof(double) * (size_t)n);
+    ck_assert_ptr_nonnull(want);
+    ck_assert_msg(adm_o_widen_plan(t, &s, &lo, &span), "%s: no device plan", what);
+    ck_assert(t->offset + lo >= 0 && t->offset + lo + span <= t->capacity);
+    adm_o_rows(t, K, 0, R, want);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t got = adm_o_widen_elem((const char *)t->data + es * (size_t)(t->offset + lo), &s, i);
+        if (got != adm_f64_bits(want[i]) && bad++ < 4)
+            fprintf(stderr, "%s %s element %lld: widened 0x%016llx, adm_o_rows 0x%016llx\n", what,
+                    adm_dtype_name(t->dtype), (long long)i, (unsigned long long)got,
+                    (unsigned long long)adm_f64_bits(want[i]));
+    }
+    free(want);
+    ck_assert_msg(bad == 0, "%s %s: %lld elements differ", what, adm_dtype_name(t->dtype), (long long)bad);
+}
+
+START_TEST(test_widen)
+{
+    static const adm_dtype dts[3] = {ADM_BF16, ADM_FP16, ADM_FP32};
+    adm_dtype dt = dts[_i];
+    int64_t shape[2] = {256, 256};
+    adm_tensor t, v;
+    if (dt == ADM_FP32) shape[0] = 4096; /* 2^20 patterns: every 4096th, then edge cases */
+    ck_assert_int_eq(adm_tensor_alloc(&t, dt, 2, shape), ADM_OK);
+    for (int64_t i = 0; i < shape[0] * shape[1]; i++) {
+        if (dt == ADM_FP32) {
+            static const uint32_t edge[] = {0x00000001u, 0x80000001u, 0x007fffffu, 0x00400000u, 0x7f800000u,
+                                            0xff800000u, 0x7f800001u, 0xffbfffffu, 0x7fc00000u, 0x7fffffffu,
+                                            0x00800000u, 0x7f7fffffu, 0x80000000u};
+            uint32_t b = i < (int64_t)(sizeof edge / sizeof edge[0]) ? edge[i] : (uint32_t)i * 4096u + (uint32_t)(i % 4093);
+            ((uint32_t *)t.data)[i] = b;
+        } else {
+            ((uint16_t *)t.data)[i] = (uint16_t)i;
+        }
+    }
+    widen_check(&t, "dense");
+    ck_assert_int_eq(adm_tensor_transpose(&t, 0, 1, &v), ADM_OK);
+    widen_check(&v, "transposed");
+    v = t;
+    v.owned = 0;
+    v.shape[0] -= 3;
+    v.shape[1] -= 5;
+    v.offset = 2 * shape[1] + 3;
+    widen_check(&v, "slice");
+    {
+        /* an elementwise op's broadcast operand (stride 0) */
+        int64_t bs[2] = {64, 256};
+        adm_tensor row = t, b;
+        row.owned = 0;
+        row.shape[0] = 1;
+        row.offset = 5 * 256;
+        ck_assert_int_eq(adm_tensor_broadcast(&row, 2, bs, &b), ADM_OK);
+        widen_check(&b, "broadcast");
+    }
+    adm_tensor_free(&t);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- quantize */
 
 #include "quantize_fns.h"
@@ -1753,6 +1825,9 @@ static Suite *oracle_suite(void)
     tc = tcase_create("MPFR");
     tcase_set_timeout(tc, 900);
     tcase_add_loop_test(tc, test_op_mpfr, 0, N_OP_CASES);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Widen");
+    tcase_add_loop_test(tc, test_widen, 0, 3);
     suite_add_tcase(s, tc);
     tc = tcase_create("Quantize");
     tcase_set_timeout(tc, 300);
