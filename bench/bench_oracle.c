@@ -2,7 +2,13 @@
  * one run: FLUX.1-dev's MLP up-projection, x [4096, 3072] bf16, w [12288,
  * 3072] bf16, bias, tanh-GELU; value and bound for all 50M outputs.
  * Usage: bench_oracle [M K N] [reps]. Prints the median of reps for each, wall
- * and CPU seconds. */
+ * and CPU seconds.
+ *
+ * Each timed call starts after a pause of PAUSE_S: OpenBLAS's workers
+ * spin (sched_yield) for about 2^28 cycles after a threaded DGEMM returns
+ * and OpenMP's for a while after a parallel region, so without it each
+ * measurement would also count, in its CPU seconds and on a 2-core machine
+ * in its wall time, the other's threads winding down. */
 #include "adm_capture.h"
 #include "adm_oracle.h"
 
@@ -10,8 +16,17 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include "bench_util.h"
 
+
+#define PAUSE_S 0.3
+
+static void pause_idle(void)
+{
+    struct timespec t = {0, (long)(PAUSE_S * 1e9)};
+    nanosleep(&t, NULL);
+}
 
 int main(int argc, char **argv)
 {
@@ -46,12 +61,16 @@ int main(int argc, char **argv)
     adm_tensor_to_f64(&x, xd);
     adm_tensor_to_f64(&w, wd);
     for (int r = 0; r < reps; r++) {
-        double t0 = bench_now(), c0 = bench_cpu();
+        double t0, c0;
         adm_oracle_result res;
+        pause_idle();
+        t0 = bench_now();
+        c0 = bench_cpu();
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)N, (int)K, 1.0, xd, (int)K, wd, (int)K,
                     0.0, cd, (int)N);
         t_gemm[r] = bench_now() - t0;
         c_gemm[r] = bench_cpu() - c0;
+        pause_idle();
         t0 = bench_now();
         c0 = bench_cpu();
         if (adm_oracle_eval(o, op, &p, in, &res) != ADM_OK) {

@@ -101,25 +101,6 @@ static void rows_and_norms(const adm_tensor *t, int64_t K, int64_t r0, int64_t r
     row_norms(out, r1 - r0, K, nrm);
 }
 
-/* gelu_tanh'(v) = s + v s (1 - s) 2C (1 + 3A v^2), s = sigma(2z) =
- * gelu_tanh(v) / v, from the value g already computed instead of
- * adm_fn_gelu_tanh_d's two exp calls: for the condition scale, which needs
- * a few bits. s carries two roundings (g's and the quotient's, within
- * about 1e-12 of g's own bound); 1 - s cancels only where s is near 1
- * (large positive v), where that term's absolute error, a few u times v
- * 2C (1 + 3A v^2), is below 1e-13 of the derivative (about 1) for v up to
- * 10 and the term itself below u beyond. Where v is 0, 1/2; non-finite
- * where v or g is (Inf, NaN, an overflowing term): adm_fn_cond_chain then
- * takes |g|, as it does for adm_fn_gelu_tanh_d there. */
-static inline double gelu_tanh_d_from(double v, double g)
-{
-    const double A = 0.044715, C = 0.79788456080286535588;
-    double s;
-    if (v == 0) return 0.5;
-    s = g / v;
-    return s + v * s * (1.0 - s) * 2.0 * C * (1.0 + 3.0 * A * v * v);
-}
-
 /* ldexp(x, e) without the libm call where 2^e is a normal double: x 2^e
  * is then one correctly rounded multiplication, the value ldexp returns. */
 static inline double pow2_scale(double x, int e)
@@ -324,6 +305,120 @@ static int bf16_cond_usable(const adm_tensor *x, const adm_tensor *w)
 }
 #endif
 
+/* The epilogue of one row of a tile: value + bias, the bound (the
+ * Cauchy-Schwarz term, the bias's rounding, GELU's) and the condition
+ * scale, for the nt outputs of row i from column n0 of the tile on; ctr:
+ * the row's scale sums (ct), xr: the row's exponent and norm. One element
+ * at a time, as derived in the comment at the top; what epi_row_simd
+ * falls back to. */
+typedef struct epi_row {
+    double *val, *bnd, *cond;  /* the row's first output: val + i N + n0 ... (cond NULL: none) */
+    const float *ct;           /* the scale's sums for these outputs */
+    const double *nw, *bd;     /* the tile's norms of w and its part of the bias (NULL: none) */
+    const int *ew;             /* the tile's exponents of w */
+    double gknx;               /* mul_up(gamma_(K-1), ||x_i||) */
+    int exi, gelu;             /* x_i's exponent; 0 none, 1 tanh, 2 erf */
+    int64_t nt, K;
+} epi_row;
+
+static void epi_row_scalar(const epi_row *r)
+{
+    for (int64_t j = 0; j < r->nt; j++) {
+        double v = r->K > 0 ? r->val[j] : 0.0, b = adm_mul_up(r->gknx, r->nw[j]), e, cz = 0;
+        if (r->cond && r->K > 0) cz = pow2_scale((double)r->ct[j], r->exi + r->ew[j]);
+        if (r->bd) {
+            v += r->bd[j];
+            b = adm_add_up(b, adm_mul_up(ADM_U, fabs(v)));
+            cz += fabs(r->bd[j]);
+        }
+        if (r->gelu) {
+            /* scalar_fns.h's, inlined here (adm_o_gelu_* wrap the same) */
+            double g = r->gelu == 1 ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
+            b = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
+            if (r->cond)
+                cz = adm_fn_cond_chain(g, r->gelu == 1 ? adm_o_gelu_tanh_d_from(v, g) : adm_fn_gelu_erf_d(v), cz);
+            v = g;
+        }
+        r->val[j] = v;
+        r->bnd[j] = b;
+        if (r->cond) r->cond[j] = cz;
+    }
+}
+
+#define EPI_J 128 /* outputs per pass of epi_row_simd: its scratch (5 KiB) stays in L1 */
+
+/* epi_row_scalar's operations, in its order on the same operands, so the
+ * same bits (each operation rounds once, vector or not), where the
+ * scale's exponents ex_i + ew_j are all within the normal range (the
+ * caller checks; pow2_scale's multiplication then) and GELU is none or
+ * tanh: the branch-free directed rounding (scalar_fns.h) and GELU split
+ * around its exp (adm_fn_gelu_tanh_w, _fin) let the compiler vectorise
+ * both halves; exp runs between them, one call an element, as before. The
+ * flags are constants where epi_row_simd calls this, so that each case
+ * gets its own loops. */
+static inline __attribute__((always_inline)) void epi_body(const epi_row *r, const int bias, const int cond,
+                                                           const int gelu)
+{
+    double *val = r->val, *bnd = r->bnd, *cnd = r->cond, gknx = r->gknx;
+    const float *ct = r->ct;
+    const double *nw = r->nw, *bd = r->bd;
+    const int *ew = r->ew;
+    int exi = r->exi;
+    for (int64_t j0 = 0; j0 < r->nt; j0 += EPI_J) {
+        int64_t n = r->nt - j0 < EPI_J ? r->nt - j0 : EPI_J;
+        double vs[EPI_J], bs[EPI_J], cs[EPI_J], ws[EPI_J], es[EPI_J];
+        ADM_SIMD
+        for (int64_t j = 0; j < n; j++) {
+            double v = val[j0 + j], b = adm_mul_up(gknx, nw[j0 + j]), cz = 0;
+            if (cond) cz = (double)ct[j0 + j] * adm_f64_from_bits((uint64_t)(exi + ew[j0 + j] + 1023) << 52);
+            if (bias) {
+                v += bd[j0 + j];
+                b = adm_add_up(b, adm_mul_up(ADM_U, fabs(v)));
+                cz += fabs(bd[j0 + j]);
+            }
+            if (gelu) {
+                vs[j] = v;
+                bs[j] = b;
+                cs[j] = cz;
+                ws[j] = adm_fn_gelu_tanh_w(v);
+            } else {
+                val[j0 + j] = v;
+                bnd[j0 + j] = b;
+                if (cond) cnd[j0 + j] = cz;
+            }
+        }
+        if (!gelu) continue;
+        for (int64_t j = 0; j < n; j++) es[j] = ADM_EXP(ws[j]);
+        ADM_SIMD
+        for (int64_t j = 0; j < n; j++) {
+            double e, v = vs[j], b = bs[j], g = adm_fn_gelu_tanh_fin(v, ws[j], es[j], &e);
+            val[j0 + j] = g;
+            bnd[j0 + j] = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
+            if (cond) cnd[j0 + j] = adm_fn_cond_chain(g, adm_o_gelu_tanh_d_from(v, g), cs[j]);
+        }
+    }
+}
+
+/* flatten: the scalar functions inlined into the loops (GCC's -O2 would
+ * keep adm_fn_gelu_tanh_fin a call, which stops the vectoriser) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"), flatten))
+#elif defined(__GNUC__)
+__attribute__((flatten))
+#endif
+static void epi_row_simd(const epi_row *r)
+{
+    int bias = r->bd != NULL, cond = r->cond != NULL, gelu = r->gelu == 1;
+    if (bias && cond && gelu) epi_body(r, 1, 1, 1);
+    else if (bias && cond) epi_body(r, 1, 1, 0);
+    else if (bias && gelu) epi_body(r, 1, 0, 1);
+    else if (bias) epi_body(r, 1, 0, 0);
+    else if (cond && gelu) epi_body(r, 0, 1, 1);
+    else if (cond) epi_body(r, 0, 1, 0);
+    else if (gelu) epi_body(r, 0, 0, 1);
+    else epi_body(r, 0, 0, 0);
+}
+
 adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
 {
     adm_op_id id = adm_op_id_of(c->op);
@@ -424,7 +519,8 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
         float *cp = bf ? malloc(sizeof *cp * COND_ROWS * 48) : NULL;
         int *ew = c->cond ? malloc(sizeof *ew * (size_t)(NT + 1)) : NULL;
         unsigned char *uw = bf ? malloc((size_t)NT + 1) : NULL;
-        int ok = wd && nw && (!c->cond || ((wa || (wb && cp && uw)) && ct && ew));
+        int ok = wd && nw && (!c->cond || ((wa || (wb && cp && uw)) && ct && ew)), ewlo, ewhi;
+        int gelu = id != OP_LINEAR_GELU ? 0 : c->p->gelu_tanh ? 1 : 2;
         /* tens of MiB each, first touched here: 2 MiB faults, not 4 KiB ones */
         adm_mem_huge(wd, sizeof *wd * (size_t)(NT * K + 1));
         adm_mem_huge(wa, wa ? sizeof *wa * (size_t)(NT * K + 1) : 0);
@@ -448,6 +544,11 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
             }
 #endif
             if (c->cond && !bf) abs_scaled_rows(wd, nt, K, wa, ew);
+            ewlo = ewhi = 0; /* the tile's range of exponents (epi_row_simd's condition) */
+            for (int64_t j = 0; c->cond && K > 0 && j < nt; j++) {
+                ewlo = ew[j] < ewlo || j == 0 ? ew[j] : ewlo;
+                ewhi = ew[j] > ewhi || j == 0 ? ew[j] : ewhi;
+            }
             if (K > 0)
                 cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)nt, (int)K, 1.0, xd, (int)K, wd,
                             (int)K, 0.0, val + n0, (int)N);
@@ -460,27 +561,14 @@ adm_status adm_o_eval_gemm(const adm_o_ctx *c, double *val, double *bnd)
                     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)mb, (int)nt, (int)K, 1.0f, xa + i0 * K,
                                 (int)K, wa, (int)K, 0.0f, ct, (int)nt);
                 for (int64_t i = i0; i < i0 + mb; i++) {
-                    for (int64_t j = n0; j < n0 + nt; j++) {
-                        double v = K > 0 ? val[i * N + j] : 0.0, b = adm_mul_up(adm_mul_up(gk, nx[i]), nw[j - n0]), e, cz = 0;
-                        if (c->cond && K > 0) cz = pow2_scale((double)ct[(i - i0) * nt + (j - n0)], ex[i] + ew[j - n0]);
-                        if (bias) {
-                            v += bd[j];
-                            b = adm_add_up(b, adm_mul_up(ADM_U, fabs(v)));
-                            cz += fabs(bd[j]);
-                        }
-                        if (id == OP_LINEAR_GELU) {
-                            /* scalar_fns.h's, inlined here (adm_o_gelu_* wrap the same) */
-                            double g = c->p->gelu_tanh ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
-                            b = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
-                            if (c->cond)
-                                cz = adm_fn_cond_chain(g, c->p->gelu_tanh ? gelu_tanh_d_from(v, g) : adm_fn_gelu_erf_d(v),
-                                                      cz);
-                            v = g;
-                        }
-                        val[i * N + j] = v;
-                        bnd[i * N + j] = b;
-                        if (c->cond) c->cond[i * N + j] = cz;
-                    }
+                    epi_row er = {val + i * N + n0, bnd + i * N + n0, c->cond ? c->cond + i * N + n0 : NULL,
+                                  ct ? ct + (i - i0) * nt : NULL, nw, bias ? bd + n0 : NULL, ew,
+                                  adm_mul_up(gk, nx[i]), c->cond ? ex[i] : 0, gelu, nt, K};
+                    /* the vectorised epilogue where its conditions hold (see epi_body) */
+                    if (K > 0 && gelu != 2 && (!c->cond || (ex[i] + ewlo >= -1022 && ex[i] + ewhi <= 1023)))
+                        epi_row_simd(&er);
+                    else
+                        epi_row_scalar(&er);
                 }
             }
         }

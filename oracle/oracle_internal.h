@@ -22,6 +22,24 @@ adm_op_id adm_op_id_of(const adm_op *op);
 
 #include "scalar_fns.h"
 
+/* gelu_tanh'(v) = s + v s (1 - s) 2C (1 + 3A v^2), s = sigma(2z) =
+ * gelu_tanh(v) / v, from the value g = adm_fn_gelu_tanh(v) instead of
+ * adm_fn_gelu_tanh_d's two exp calls: for the condition scale, which
+ * needs a few bits. s carries two roundings (g's and the quotient's,
+ * within about 1e-12 of g's own bound); 1 - s cancels only where s is
+ * near 1 (large positive v), where that term's absolute error, a few u
+ * times v 2C (1 + 3A v^2), is below 1e-13 of the derivative (about 1) for
+ * v up to 10 and the term itself below u beyond. Where v is 0, 1/2;
+ * non-finite where v or g is (Inf, NaN, an overflowing term):
+ * adm_fn_cond_chain then takes |g|, as it does for adm_fn_gelu_tanh_d
+ * there. No branch: the GEMM's epilogue vectorises it (oracle/gemm.c). */
+static inline double adm_o_gelu_tanh_d_from(double v, double g)
+{
+    const double A = 0.044715, C = 0.79788456080286535588;
+    double s = g / v;
+    return v == 0 ? 0.5 : s + v * s * (1.0 - s) * 2.0 * C * (1.0 + 3.0 * A * v * v);
+}
+
 /* The bounds' arithmetic (adm_add_up, adm_mul_up, adm_div_up,
  * adm_sqrt_up, adm_sub_dn, adm_gamma_up, adm_rn_err ...) rounds every
  * step upward: scalar_fns.h. */

@@ -73,11 +73,13 @@ ADM_HD double adm_nextup(double r)
     if (r == 0) return 0x1p-1074;
     return __longlong_as_double(__double_as_longlong(r) + (r > 0 ? 1 : -1));
 #else
+    /* by the bits and without a branch, so that loops of bounds vectorise:
+     * +0 and -0 -> 2^-1074 (bits 1), NaN and +Inf unchanged, r > 0 one
+     * step up the bits, r < 0 (-Inf too: -DBL_MAX) one step down; the
+     * same result as nextafter(r, INFINITY) for every double */
     uint64_t b;
-    if (!(r < INFINITY)) return r; /* inf, NaN */
-    if (r <= 0) return r == 0 ? 0x1p-1074 : nextafter(r, INFINITY);
     memcpy(&b, &r, 8);
-    b++;
+    b = r == 0 ? 1u : r < INFINITY ? (r > 0 ? b + 1u : b - 1u) : b;
     memcpy(&r, &b, 8);
     return r;
 #endif
@@ -90,10 +92,12 @@ ADM_HD double adm_nextdn(double r)
     if (r == 0) return -0x1p-1074;
     return __longlong_as_double(__double_as_longlong(r) + (r > 0 ? -1 : 1));
 #else
+    /* by the bits, no branch: +0 and -0 -> -2^-1074, NaN and both
+     * infinities unchanged, r > 0 one step down, r < 0 one step up the
+     * bits (towards -Inf) */
     uint64_t b;
-    if (!(r > 0) || isinf(r)) return r > 0 ? r : nextafter(r, -INFINITY);
     memcpy(&b, &r, 8);
-    b--;
+    b = r == 0 ? 0x8000000000000001u : fabs(r) < INFINITY ? (r > 0 ? b - 1u : b + 1u) : b;
     memcpy(&r, &b, 8);
     return r;
 #endif
@@ -158,34 +162,39 @@ ADM_HD double adm_quot_err(double y, double d, double dd)
  *   Where exp saturates (e = 0: y = x / 1 = x exactly, and |gelu - x| <=
  *   |x| e^w < |x| 2^-1000; e = inf: y = -0, |y| < |x| 2^-1000): |x| 2^-1000
  *   (+ u|y| for the latter). */
-ADM_HD double adm_fn_gelu_tanh(double x, double *err)
+ADM_HD double adm_fn_gelu_tanh_w(double x)
 {
     const double A = 0.044715, C = 0.79788456080286535588;
-    double t, z, w, e, y, a, fu, de, dd;
-    if (isnan(x)) { *err = 0; return x; }
-    if (isinf(x)) { *err = 0; return x > 0 ? x : -0.0; }
-    t = x * x;
+    double t = x * x;
     t = t * x;
     t = A * t;
-    z = C * (x + t);
-    w = -2.0 * z;
-    e = ADM_EXP(w);
-    y = x / (1.0 + e);
-    if (e == 0) { /* y = x / 1 = x exactly; |gelu(x) - x| = |x| e^w / (1 + e^w) */
-        *err = adm_mul_up(fabs(x), 0x1p-1000);
-        return y;
-    }
-    if (isinf(e) || !isfinite(w)) {
-        *err = adm_add_up(adm_rn_err(y), adm_mul_up(fabs(x), 0x1p-1000));
-        return y;
-    }
+    return -2.0 * (C * (x + t));
+}
+
+/* gelu_tanh(x) and its bound from w = adm_fn_gelu_tanh_w(x) and e =
+ * ADM_EXP(w), split so that a loop can call exp between the two halves
+ * and vectorise both: every case is computed and the right one selected
+ * (no branch), with the bits of the derivation above in each. */
+ADM_HD double adm_fn_gelu_tanh_fin(double x, double w, double e, double *err)
+{
+    double y = x / (1.0 + e), a, fu, de, dd, gen, sat;
     a = adm_gamma_up(7.0);
     a = adm_div_up(adm_mul_up(a, fabs(w)), adm_sub_dn(1.0, a));
     de = adm_libm_err(e, ADM_LIBM_EXP_ULP, &fu);
     de = adm_add_up(de, adm_mul_up(fu, adm_expm1_up(a)));
     dd = adm_add_up(de, adm_mul_up(ADM_FN_U, 1.0 + e));
-    *err = adm_quot_err(y, 1.0 + e, dd);
-    return y;
+    gen = adm_quot_err(y, 1.0 + e, dd);
+    sat = adm_mul_up(fabs(x), 0x1p-1000);
+    /* x NaN or Inf: 0; e = 0: y = x / 1 = x exactly, |gelu(x) - x| = |x|
+     * e^w / (1 + e^w); e = Inf (or w not finite): |y| < |x| 2^-1000 */
+    *err = isnan(x) || isinf(x) ? 0.0 : e == 0 ? sat : isinf(e) || !isfinite(w) ? adm_add_up(adm_rn_err(y), sat) : gen;
+    return isnan(x) ? x : isinf(x) ? (x > 0 ? x : -0.0) : y;
+}
+
+ADM_HD double adm_fn_gelu_tanh(double x, double *err)
+{
+    double w = adm_fn_gelu_tanh_w(x);
+    return adm_fn_gelu_tanh_fin(x, w, ADM_EXP(w), err);
 }
 
 /* A bound on |gelu'| over [v - b, v + b], for propagating an input error

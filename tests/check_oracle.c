@@ -1152,6 +1152,132 @@ START_TEST(test_gemm_bound_bits)
 }
 END_TEST
 
+static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* The CPU's directed rounding by the bits (scalar_fns.h, branch-free so
+ * that loops of bounds vectorise) against libm's nextafter: adm_nextup(r)
+ * is nextafter(r, +Inf) for every double (NaN kept as it is), adm_nextdn(r)
+ * nextafter(r, -Inf) but at +Inf, which it keeps. Signed zeros, the
+ * subnormal and normal edges, the infinities, NaN, then random bit
+ * patterns. */
+START_TEST(test_nextup_bits)
+{
+    const double edge[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-1022, -0x1p-1022, 0x1.fffffffffffffp-1023,
+                           -0x1.fffffffffffffp-1023, 1.0, -1.0, 0x1.fffffffffffffp+1023, -0x1.fffffffffffffp+1023,
+                           INFINITY, -INFINITY, NAN, -NAN};
+    uint64_t s = 0x9e3779b97f4a7c15u;
+    for (int i = 0; i < 16 + 100000; i++) {
+        double r = i < 16 ? edge[i] : adm_f64_from_bits(rng(&s)), up = adm_nextup(r), dn = adm_nextdn(r);
+        if (isnan(r)) {
+            ck_assert_msg(same_bits(up, r) && same_bits(dn, r), "NaN %a: up %a, down %a", r, up, dn);
+            continue;
+        }
+        ck_assert_msg(same_bits(up, nextafter(r, INFINITY)), "adm_nextup(%a) = %a, nextafter's %a", r, up,
+                      nextafter(r, INFINITY));
+        ck_assert_msg(same_bits(dn, r == INFINITY ? r : nextafter(r, -INFINITY)), "adm_nextdn(%a) = %a", r, dn);
+    }
+}
+END_TEST
+
+/* The GEMM's epilogue (oracle/gemm.c: vectorised where the scale's
+ * exponents allow) keeps the bits of the scalar chain, one element at a
+ * time with scalar_fns.h's functions: from linear's value, bound and
+ * scale (with bias), linear+gelu's are GELU's value, its bound e +
+ * slope(v, b) b and max(|g|, |g'| cond); linear's bound with bias is
+ * gamma ||x_i|| ||w_j|| (test_gemm_bound_bits) + u |v|, its scale that
+ * without bias + |b_j|. 300 columns (two passes of the vectorised loop
+ * and a remainder), both GELUs; a zero row with zero bias (v = 0: gelu' =
+ * 1/2), Inf and NaN rows, biases that saturate exp (+-25, +-1e30) and put
+ * v - b past 10 (the slope's other branch). */
+START_TEST(test_gemm_epilogue_bits)
+{
+    const adm_op *lin = adm_op_find("linear"), *lg = adm_op_find("linear+gelu");
+    enum { M = 9, K = 29, N = 300 };
+    int64_t xs[2] = {M, K}, ws[2] = {N, K}, bs[1] = {N};
+    adm_tensor x, w, bias;
+    adm_op_params p;
+    adm_oracle *o;
+    adm_oracle_result rl, rn, rg;
+    const double bset[] = {0.0, 25.0, -25.0, 1e30, -1e30, 12.0, -3.0, 0.5};
+    double nx[M], nw[N], gk = adm_gamma_up(K - 1);
+    ck_assert_int_eq(adm_synth_gaussian(41, 1.0, ADM_BF16, 2, xs, &x), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(42, 0.2, ADM_BF16, 2, ws, &w), ADM_OK);
+    ck_assert_int_eq(adm_synth_gaussian(43, 2.0, ADM_BF16, 1, bs, &bias), ADM_OK);
+    for (int k = 0; k < K; k++) adm_tensor_set_bits(&x, 1 * K + k, 0); /* a row of zeros */
+    adm_tensor_set_bits(&x, 4 * K + 7, 0x7f80);                          /* +Inf */
+    adm_tensor_set_bits(&x, 6 * K + 2, 0xff80);                          /* -Inf */
+    adm_tensor_set_bits(&x, 7 * K, 0x7fc1);                              /* NaN */
+    for (int j = 0; j < N; j += 7) {
+        adm_tensor bt;
+        double v = bset[(j / 7) % 8];
+        int64_t one[1] = {1};
+        ck_assert_int_eq(adm_tensor_from_f64(&bt, ADM_BF16, 1, one, &v, ADM_RNE, 0), ADM_OK);
+        adm_tensor_set_bits(&bias, j, adm_tensor_bits(&bt, 0));
+        adm_tensor_free(&bt);
+    }
+    for (int i = 0; i < M + N; i++) {
+        const adm_tensor *t = i < M ? &x : &w;
+        int64_t row = i < M ? i : i - M;
+        double s = 0;
+        for (int k = 0; k < K; k++) {
+            double v = adm_tensor_get(t, row * K + k);
+            s = adm_add_up(s, adm_mul_up(v, v));
+        }
+        *(i < M ? &nx[row] : &nw[row]) = adm_sqrt_up(s);
+    }
+    ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
+    ck_assert_int_eq(adm_op_params_parse(lin, "{}", &p), ADM_OK);
+    {
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &bias}, *in0[ADM_OP_MAX_INPUTS] = {&x, &w, NULL};
+        ck_assert_int_eq(adm_oracle_eval(o, lin, &p, in, &rl), ADM_OK);
+        ck_assert_int_eq(adm_oracle_eval(o, lin, &p, in0, &rn), ADM_OK);
+    }
+    for (int i = 0; i < M * N; i++) {
+        double v = ((const double *)rl.value.data)[i], b = ((const double *)rl.bound.data)[i];
+        double c = ((const double *)rl.cond.data)[i], c0 = ((const double *)rn.cond.data)[i];
+        double bj = adm_tensor_get(&bias, i % N);
+        double want = adm_add_up(adm_mul_up(adm_mul_up(gk, nx[i / N]), nw[i % N]), adm_mul_up(ADM_U, fabs(v)));
+        ck_assert_msg(same_bits(b, want) || (isnan(b) && isnan(want)), "linear bound[%d] = %a, the chain's %a", i, b,
+                      want);
+        ck_assert_msg(same_bits(c, c0 + fabs(bj)) || (isnan(c) && isnan(c0)), "linear cond[%d] = %a, %a + |%a|", i,
+                      c, c0, bj);
+    }
+    for (int tanh_ = 0; tanh_ < 2; tanh_++) {
+        const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &bias};
+        int zero = 0, sat = 0, slope = 0;
+        ck_assert_int_eq(adm_op_params_parse(lg, tanh_ ? "{\"approximate\":\"tanh\"}" : "{}", &p), ADM_OK);
+        ck_assert_int_eq(adm_oracle_eval(o, lg, &p, in, &rg), ADM_OK);
+        for (int i = 0; i < M * N; i++) {
+            double v = ((const double *)rl.value.data)[i], b = ((const double *)rl.bound.data)[i];
+            double cz = ((const double *)rl.cond.data)[i], e;
+            double g = tanh_ ? adm_fn_gelu_tanh(v, &e) : adm_fn_gelu_erf(v, &e);
+            double wb = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
+            double wc = adm_fn_cond_chain(g, tanh_ ? adm_o_gelu_tanh_d_from(v, g) : adm_fn_gelu_erf_d(v), cz);
+            double gv = ((const double *)rg.value.data)[i], gb = ((const double *)rg.bound.data)[i];
+            double gc = ((const double *)rg.cond.data)[i];
+            zero += v == 0;
+            sat += isfinite(v) && fabs(v) > 20;
+            slope += v - b >= 10.0;
+            ck_assert_msg(same_bits(gv, g) || (isnan(gv) && isnan(g)), "gelu %d value[%d] = %a, scalar %a (v %a)",
+                          tanh_, i, gv, g, v);
+            ck_assert_msg(same_bits(gb, wb) || (isnan(gb) && isnan(wb)), "gelu %d bound[%d] = %a, scalar %a (v %a)",
+                          tanh_, i, gb, wb, v);
+            ck_assert_msg(same_bits(gc, wc) || (isnan(gc) && isnan(wc)), "gelu %d cond[%d] = %a, scalar %a (v %a)",
+                          tanh_, i, gc, wc, v);
+        }
+        ck_assert_msg(zero > 0 && sat > 0 && slope > 0, "edges reached: v = 0 %d, |v| > 20 %d, v - b >= 10 %d", zero,
+                      sat, slope);
+        adm_oracle_result_free(&rg);
+    }
+    adm_oracle_result_free(&rl);
+    adm_oracle_result_free(&rn);
+    adm_oracle_free(o);
+    adm_tensor_free(&x);
+    adm_tensor_free(&w);
+    adm_tensor_free(&bias);
+}
+END_TEST
+
 /* The condition scale at the edges: NaN and Inf inputs leave it finite
  * wherever the value is finite (a row of Infs only where the value is not),
  * an empty input gives an empty scale, and a cancelling sum gets the sum
@@ -1807,6 +1933,8 @@ static Suite *oracle_suite(void)
     tcase_add_loop_test(tc, test_refine_cancel, 0, 4);
     tcase_add_test(tc, test_cond_special);
     tcase_add_test(tc, test_gemm_bound_bits);
+    tcase_add_test(tc, test_gemm_epilogue_bits);
+    tcase_add_test(tc, test_nextup_bits);
     suite_add_tcase(s, tc);
     tc = tcase_create("Cond");
     tcase_add_loop_test(tc, test_op_cond, 0, N_OP_CASES);
