@@ -16,6 +16,7 @@
 extern "C" {
 #include "adm_candidates.h"
 #include "adm_cuda.h"
+#include "adm_trace.h"
 }
 #include "adm_cuda_check.h"
 #include "adm_cublaslt.cuh"
@@ -89,6 +90,7 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
     ADM_TRY(adm_tensor_alloc(out, ADM_BF16, x->ndim, os));
     if (M == 0 || N == 0) return ADM_OK;
     if (K == 0) return ADM_FAIL(ADM_ERR_UNSUPPORTED, "cuBLASLt linear+gelu: K = 0");
+    double t = adm_trace_ms(), t1;
     ADM_TRY(upload_bf16(x, &dx, (size_t)(M * K)));
     ADM_TRY(upload_bf16(w, &dw, (size_t)(N * K)));
     if (bias) {
@@ -99,7 +101,11 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
     }
     ADM_CUDA_CHECK(cudaMalloc(&dy.p, 2 * (size_t)(M * N)));
     ADM_CUDA_CHECK(cudaMalloc(&ws.p, wsize));
+    adm_trace_part("impl.upload_alloc", t, -1);
+    t1 = adm_trace_ms();
     ADM_LT_CHECK(cublasLtCreate(&s.h));
+    adm_trace_part("cublaslt.create", t1, -1);
+    t1 = adm_trace_ms();
     ADM_LT_CHECK(cublasLtMatmulDescCreate(&s.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
@@ -124,6 +130,13 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
         gelu_tanh<<<1024, 256>>>((__nv_bfloat16 *)dy.p, M * N);
         ADM_CUDA_CHECK_LAUNCH();
     }
+    if (adm_trace_on()) {
+        ADM_CUDA_CHECK(cudaDeviceSynchronize());
+        adm_trace_part("impl.gemm", t1, -1);
+    }
+    t1 = adm_trace_ms();
     ADM_CUDA_CHECK(cudaMemcpy(out->data, dy.p, 2 * (size_t)(M * N), cudaMemcpyDeviceToHost));
+    adm_trace_part("impl.download", t1, -1);
+    adm_trace_part("impl.linear_gelu", t, -1);
     return ADM_OK;
 }

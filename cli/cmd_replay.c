@@ -6,6 +6,7 @@
 #include "adm_harness.h"
 #include "adm_oracle.h"
 #include "adm_report.h"
+#include "adm_trace.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -74,11 +75,13 @@ static int judge_capture(const char *file, adm_plan *plan, judged_capture *j)
     adm_capture *cap = NULL;
     adm_replay_result res;
     adm_status st;
-    double t0 = now();
+    double t0 = now(), tt = adm_trace_ms();
     memset(j, 0, sizeof *j);
     if ((st = adm_capture_read_sandboxed_plan(file, NULL, adm_plan_check, plan, &cap)) == ADM_OK)
         st = adm_capture_validate(cap);
     j->read_s = now() - t0;
+    adm_trace_part("replay.read", tt, -1);
+    tt = adm_trace_ms();
     if (st != ADM_OK || (st = adm_harness_replay(cap, &replay_ocfg, NULL, &res)) != ADM_OK) {
         /* This capture fails alone: its row says why, the others are still
          * judged, and the command exits 2 after the reports. */
@@ -90,6 +93,7 @@ static int judge_capture(const char *file, adm_plan *plan, judged_capture *j)
         adm_capture_free(cap);
         return 0;
     }
+    adm_trace_part("replay.judge_capture", tt, -1);
     j->res = res;
     j->ok = 1;
     j->op = adm_strdup(adm_capture_op(cap));
@@ -281,8 +285,12 @@ int adm_cmd_replay(int argc, char **argv)
         rc = adm_cli_usage_error("replay: expected at least one CAPTURE");
         goto done;
     }
-    if ((rc = adm_cli_resolve_device("replay", device, &use_gpu, auto_why, sizeof auto_why)) != ADM_EXIT_OK)
-        goto done;
+    {
+        double tt = adm_trace_ms();
+        if ((rc = adm_cli_resolve_device("replay", device, &use_gpu, auto_why, sizeof auto_why)) != ADM_EXIT_OK)
+            goto done;
+        adm_trace_part("replay.resolve_device", tt, -1);
+    }
     /* after the options: --mpfr-budget sets what the default reads */
     adm_oracle_config_default(&replay_ocfg);
     replay_ocfg.use_gpu = use_gpu;
@@ -430,7 +438,11 @@ int adm_cmd_replay(int argc, char **argv)
             goto done;
         }
     adm_cli_report_dist_note(rep);
-    rc = adm_cli_finish_report(rep, json, junit, html);
+    {
+        double tt = adm_trace_ms();
+        rc = adm_cli_finish_report(rep, json, junit, html);
+        adm_trace_part("replay.report", tt, -1);
+    }
 done:
     for (int c = 0; c < ncl; c++) free(claim_names[c]);
     for (int f = 0; judged && f < nf; f++) judged_free(&judged[f]);
@@ -438,5 +450,6 @@ done:
     for (int p = 0; pools && p < npool; p++) free(pools[p].caps);
     free(pools);
     adm_report_free(rep);
+    adm_trace_part("replay.end", 0, -1);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include "dist.h"
 #include "adm_candidates.h"
 #include "adm_harness.h"
+#include "adm_trace.h"
 #include "adm_oracle.h"
 #include "adm_report.h"
 
@@ -162,7 +163,11 @@ int adm_cmd_run(int argc, char **argv)
     }
     if ((rc = match_claims(claim_names, ncl, cands, nc, who)) != ADM_EXIT_OK) goto done;
     if (adm_reader_parse(reader_text, &reader) != ADM_OK) { rc = adm_cli_fail(); goto done; }
-    if ((rc = adm_cli_resolve_device("run", device, &use_gpu, why, sizeof why)) != ADM_EXIT_OK) goto done;
+    {
+        double tt = adm_trace_ms();
+        if ((rc = adm_cli_resolve_device("run", device, &use_gpu, why, sizeof why)) != ADM_EXIT_OK) goto done;
+        adm_trace_part("run.resolve_device", tt, -1);
+    }
     adm_oracle_config_default(&ocfg);
     ocfg.use_gpu = use_gpu;
     {
@@ -218,10 +223,15 @@ int adm_cmd_run(int argc, char **argv)
                 goto done;
             }
     }
-    rc = adm_cli_finish_report(rep, json, junit, html);
+    {
+        double tt = adm_trace_ms();
+        rc = adm_cli_finish_report(rep, json, junit, html);
+        adm_trace_part("run.report", tt, -1);
+    }
 done:
     for (int c = 0; c < ncl; c++) free(claim_names[c]);
     adm_report_free(rep);
+    adm_trace_part("run.end", 0, -1);
     return rc;
 }
 

@@ -9,6 +9,7 @@
 
 #include "adm_cuda.h"
 #include "adm_cuda_check.h"
+#include "adm_trace.h"
 
 namespace {
 
@@ -73,8 +74,10 @@ const size_t chunk = (size_t)1 << 26;
 
 extern "C" adm_status adm_cuda_device_count(int *count)
 {
+    double t = adm_trace_ms();
     cudaError_t e = cudaGetDeviceCount(count);
     int drv = 0, rt = 0;
+    adm_trace_part("cuda.device_count", t, -1);
     if (e == cudaSuccess && *count > 0) return ADM_OK;
     *count = 0;
     /* The runtime answers "insufficient driver" when there is no driver
@@ -108,7 +111,11 @@ extern "C" adm_status adm_cuda_select(int device)
     ADM_TRY(adm_cuda_device_count(&count));
     if (device < 0 || device >= count)
         return ADM_FAIL(ADM_ERR_NO_DEVICE, "GPU %d asked for, %d present (numbered from 0)", device, count);
-    ADM_CUDA_CHECK(cudaSetDevice(device));
+    {
+        double t = adm_trace_ms();
+        ADM_CUDA_CHECK(cudaSetDevice(device));
+        adm_trace_part("cuda.set_device", t, -1);
+    }
     return ADM_OK;
 }
 

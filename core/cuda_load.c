@@ -6,6 +6,7 @@
 #include "adm_cuda.h"
 #include "adm_cuda_module.h"
 #include "oracle_internal.h"
+#include "adm_trace.h"
 
 #ifdef ADM_HAVE_CUDA
 #include <dlfcn.h>
@@ -67,7 +68,16 @@ static void *open_beside(char *why, size_t n)
     return open_at(path, why, n);
 }
 
+static void load_module_untimed(void);
+
 static void load_module(void)
+{
+    double t = adm_trace_ms();
+    load_module_untimed();
+    adm_trace_part("cuda.module_load", t, -1);
+}
+
+static void load_module_untimed(void)
 {
     const char *env = getenv("ADM_CUDA_MODULE");
     char why[700] = "";
