@@ -10,12 +10,14 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <mutex>
 #include <vector>
 
 #include <mpfr.h>
 extern "C" {
 #include "adm_candidates.h"
 #include "adm_cuda.h"
+#include "adm_cuda_module.h"
 #include "adm_trace.h"
 }
 #include "adm_cuda_check.h"
@@ -67,7 +69,38 @@ adm_status upload_bf16(const adm_tensor *t, adm_lt::dmem *d, size_t n)
     return ADM_OK;
 }
 
+/* One cuBLASLt handle per device for the process, created on first use
+ * (cublasLtCreate cost a call some milliseconds, and the first one of a
+ * process far more); shared by the threads (each call brings its own
+ * workspace), and never destroyed: the module is never unloaded and a
+ * static destructor could run after the CUDA runtime's own teardown. */
+enum { LT_DEVICES = 64 };
+std::mutex lt_mu;
+cublasLtHandle_t lt_h[LT_DEVICES];
+
+adm_status lt_get(cublasLtHandle_t *h)
+{
+    int d = 0;
+    ADM_CUDA_CHECK(cudaGetDevice(&d));
+    if (d < 0 || d >= LT_DEVICES)
+        return ADM_FAIL(ADM_ERR_UNSUPPORTED, "cuBLASLt linear+gelu: device %d (at most %d)", d, LT_DEVICES);
+    std::lock_guard<std::mutex> g(lt_mu);
+    if (!lt_h[d]) {
+        double t = adm_trace_ms();
+        ADM_LT_CHECK(cublasLtCreate(&lt_h[d]));
+        adm_trace_part("cublaslt.create", t, -1);
+    }
+    *h = lt_h[d];
+    return ADM_OK;
+}
+
 } // namespace
+
+extern "C" adm_status adm_cuda_impl_warm(void)
+{
+    cublasLtHandle_t h;
+    return lt_get(&h);
+}
 
 extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
                                            adm_tensor *out)
@@ -75,7 +108,8 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
     int count = 0;
     int64_t K = x->shape[x->ndim - 1], N = w->shape[0], M = K ? adm_tensor_numel(x) / K : 0, os[ADM_MAX_DIMS];
     adm_lt::dmem dx, dw, db, dy, ws;
-    adm_lt::state s;
+    adm_lt::state s; /* s.h stays NULL: the handle is the device's (lt_get) */
+    cublasLtHandle_t h;
     const size_t wsize = (size_t)32 << 20;
     const float one = 1.0f, zero = 0.0f;
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -103,9 +137,7 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
     ADM_CUDA_CHECK(cudaMalloc(&ws.p, wsize));
     adm_trace_part("impl.upload_alloc", t, -1);
     t1 = adm_trace_ms();
-    ADM_LT_CHECK(cublasLtCreate(&s.h));
-    adm_trace_part("cublaslt.create", t1, -1);
-    t1 = adm_trace_ms();
+    ADM_TRY(lt_get(&h));
     ADM_LT_CHECK(cublasLtMatmulDescCreate(&s.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
@@ -119,7 +151,7 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
     ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.a, CUDA_R_16BF, (uint64_t)K, (uint64_t)N, K));
     ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.b, CUDA_R_16BF, (uint64_t)K, (uint64_t)M, K));
     ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.c, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N));
-    ADM_LT_CHECK(cublasLtMatmul(s.h, s.op, &one, dw.p, s.a, dx.p, s.b, &zero, dy.p, s.c, dy.p, s.c, nullptr, ws.p,
+    ADM_LT_CHECK(cublasLtMatmul(h, s.op, &one, dw.p, s.a, dx.p, s.b, &zero, dy.p, s.c, dy.p, s.c, nullptr, ws.p,
                                 wsize, 0));
     ADM_CUDA_CHECK_LAUNCH();
     if (mode == 0 && bias) {

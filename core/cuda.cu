@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "adm_cuda.h"
+#include "adm_cuda_module.h"
 #include "adm_cuda_check.h"
 #include "adm_trace.h"
 
@@ -117,6 +118,19 @@ extern "C" adm_status adm_cuda_select(int device)
         adm_trace_part("cuda.set_device", t, -1);
     }
     return ADM_OK;
+}
+
+extern "C" adm_status adm_cuda_warm(int device)
+{
+    int count = 0;
+    double t;
+    ADM_TRY(adm_cuda_device_count(&count));
+    if (device >= 0) ADM_TRY(adm_cuda_select(device));
+    t = adm_trace_ms();
+    ADM_CUDA_CHECK(cudaFree(0)); /* the context, where cudaSetDevice has not made it */
+    adm_trace_part("cuda.warm_context", t, -1);
+    ADM_TRY(adm_o_cuda_warm());
+    return adm_cuda_impl_warm();
 }
 
 extern "C" adm_status adm_cuda_convert_f32(adm_dtype dt, adm_round mode, unsigned flags,

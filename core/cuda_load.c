@@ -141,6 +141,34 @@ const adm_cuda_module *adm_cuda_module_loaded(void) { return __atomic_load_n(&mo
 
 int adm_cuda_built(void) { return 1; }
 
+static pthread_t warm_thread;
+static int warm_running;
+
+static void *warm_main(void *arg)
+{
+    const adm_cuda_module *m;
+    double t = adm_trace_ms();
+    if (adm_cuda_module_get(&m) == ADM_OK) (void)m->warm((int)(intptr_t)arg);
+    adm_error_clear(); /* this thread's: the callers that need the GPU say what fails */
+    adm_trace_part("cuda.warm", t, -1);
+    return NULL;
+}
+
+void adm_cuda_warm_start(int device)
+{
+    if (warm_running) return;
+    warm_running = pthread_create(&warm_thread, NULL, warm_main, (void *)(intptr_t)device) == 0;
+}
+
+void adm_cuda_warm_wait(void)
+{
+    double t = adm_trace_ms();
+    if (!warm_running) return;
+    pthread_join(warm_thread, NULL);
+    warm_running = 0;
+    adm_trace_part("cuda.warm_wait", t, -1);
+}
+
 adm_status adm_cuda_device_count(int *count)
 {
     const adm_cuda_module *m;
@@ -199,6 +227,10 @@ adm_status adm_cuda_module_get(const adm_cuda_module **out)
 const adm_cuda_module *adm_cuda_module_loaded(void) { return NULL; }
 
 int adm_cuda_built(void) { return 0; }
+
+void adm_cuda_warm_start(int device) { (void)device; }
+
+void adm_cuda_warm_wait(void) {}
 
 adm_status adm_cuda_device_count(int *count)
 {

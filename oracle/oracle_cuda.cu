@@ -20,6 +20,7 @@
 #include <mpfr.h> /* before the extern "C" block: gmp.h brings C++ headers */
 extern "C" {
 #include "oracle_internal.h"
+#include "adm_cuda_module.h"
 #include "adm_trace.h"
 }
 #include "adm_cuda_check.h"
@@ -557,6 +558,12 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
     ADM_CUDA_CHECK_LAUNCH();
     ADM_TRY(download(dv, db, dc, n, val, bnd, c->cond));
     return ADM_OK;
+}
+
+extern "C" adm_status adm_o_cuda_warm(void)
+{
+    cublasHandle_t h;
+    return blas_get(&h);
 }
 
 extern "C" int adm_o_cuda_usable(void)
