@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <vector>
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <new>
+#include <string.h>
+#include <thread>
 
 #include <mpfr.h> /* before the extern "C" block: gmp.h brings C++ headers */
 extern "C" {
@@ -109,6 +112,76 @@ adm_status blas_get(cublasHandle_t *h)
         adm_trace_part("cublas.create", t, -1);
     }
     *h = blas_h[d];
+    return ADM_OK;
+}
+
+/* Device-to-host copies of the oracle's results: 403 MB an array at
+ * FLUX.1's MLP, into freshly allocated pageable pages. cudaMemcpy to
+ * pageable memory goes through the driver's own staging, one thread,
+ * which also takes every page fault of the destination; here the bytes
+ * go in chunks through pinned staging buffers, one a thread, each thread
+ * copying its chunk on to the destination, so that the faults and the
+ * host copies run DL_THREADS wide while the DMA engine works. Bytes are
+ * copied, not converted: the host gets the same bits. The buffers are
+ * the process's (made by the first large copy or by adm_o_cuda_warm),
+ * used by one copy at a time. */
+enum { DL_THREADS = 8 };
+const size_t DL_CHUNK = (size_t)16 << 20;
+const size_t DL_MIN = (size_t)64 << 20; /* below it, cudaMemcpy */
+std::mutex dl_mu;
+void *dl_stage[DL_THREADS];
+bool dl_failed;
+
+/* dl_mu held: the staging buffers, or false where they cannot be had. */
+bool dl_stages()
+{
+    if (dl_failed) return false;
+    for (int t = 0; t < DL_THREADS; t++)
+        if (!dl_stage[t] && cudaHostAlloc(&dl_stage[t], DL_CHUNK, cudaHostAllocPortable) != cudaSuccess) {
+            cudaGetLastError();
+            dl_stage[t] = nullptr;
+            dl_failed = true;
+            return false;
+        }
+    return true;
+}
+
+adm_status d2h(void *dst, const void *src, size_t bytes)
+{
+    std::unique_lock<std::mutex> g(dl_mu, std::defer_lock);
+    if (bytes >= DL_MIN) g.lock();
+    if (bytes < DL_MIN || !dl_stages()) {
+        ADM_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+        return ADM_OK;
+    }
+    {
+        int dev = 0, nt = (int)std::min<size_t>(DL_THREADS, (bytes + DL_CHUNK - 1) / DL_CHUNK);
+        std::atomic<size_t> next{0};
+        cudaError_t err[DL_THREADS];
+        std::vector<std::thread> th;
+        ADM_CUDA_CHECK(cudaGetDevice(&dev));
+        for (int t = 0; t < nt; t++) {
+            err[t] = cudaSuccess;
+            th.emplace_back([&, t] {
+                cudaStream_t s = nullptr;
+                /* a blocking stream: ordered after the legacy default
+                 * stream's work, which made src */
+                if ((err[t] = cudaSetDevice(dev)) != cudaSuccess || (err[t] = cudaStreamCreate(&s)) != cudaSuccess)
+                    return;
+                for (size_t c; (c = next.fetch_add(1)) * DL_CHUNK < bytes;) {
+                    size_t off = c * DL_CHUNK, n = std::min(DL_CHUNK, bytes - off);
+                    if ((err[t] = cudaMemcpyAsync(dl_stage[t], (const char *)src + off, n, cudaMemcpyDeviceToHost,
+                                                  s)) != cudaSuccess ||
+                        (err[t] = cudaStreamSynchronize(s)) != cudaSuccess)
+                        break;
+                    memcpy((char *)dst + off, dl_stage[t], n);
+                }
+                cudaStreamDestroy(s);
+            });
+        }
+        for (auto &x : th) x.join();
+        for (int t = 0; t < nt; t++) ADM_CUDA_CHECK(err[t]);
+    }
     return ADM_OK;
 }
 
@@ -477,11 +550,11 @@ void keep(dev *dv, dev *dc, size_t n, const double *val, const double *cond)
 adm_status download(dev &dv, dev &db, dev &dc, size_t n, double *val, double *bnd, double *cond,
                     tracer *tr = nullptr)
 {
-    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
+    ADM_TRY(d2h(val, dv.p, 8 * n));
     if (tr) tr->mark("oracle.download_val");
-    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
+    ADM_TRY(d2h(bnd, db.p, 8 * n));
     if (tr) tr->mark("oracle.download_bnd");
-    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
+    if (cond) ADM_TRY(d2h(cond, dc.p, 8 * n));
     if (tr && cond) tr->mark("oracle.download_cond");
     keep(&dv, &dc, n, val, cond);
     return ADM_OK;
@@ -563,6 +636,12 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
 extern "C" adm_status adm_o_cuda_warm(void)
 {
     cublasHandle_t h;
+    {
+        std::lock_guard<std::mutex> g(dl_mu);
+        double t = adm_trace_ms();
+        dl_stages();
+        adm_trace_part("oracle.staging_alloc", t, -1);
+    }
     return blas_get(&h);
 }
 
