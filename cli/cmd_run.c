@@ -174,7 +174,8 @@ int adm_cmd_run(int argc, char **argv)
      * for is resolved at once (absent: refused, exit 2, before anything
      * runs); --device cpu: nothing. */
     deferred = device == -2 && adm_cuda_built();
-    if (device != -1 && adm_cuda_built()) adm_cuda_warm_start(device >= 0 ? device : -1);
+    if (device != -1 && adm_cuda_built())
+        adm_cuda_warm_start(device >= 0 ? device : -1, ADM_CUDA_WARM_IMPL | ADM_CUDA_WARM_ORACLE);
     if (deferred) use_gpu = 1;
     else {
         double tt = adm_trace_ms();

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 7
+#define ADM_CUDA_MODULE_ABI 8
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
@@ -102,10 +102,10 @@ void adm_o_cuda_forget(const double *val);
 
 /* The module's side of adm_cuda_warm_start (core/cuda.cu): the device
  * selected where device >= 0 (on the calling thread), its context
- * created, and the handles of the GPU oracle (oracle/oracle_cuda.cu:
- * adm_o_cuda_warm) and of the cuBLASLt implementations
- * (candidates/cuda_impl.cu: adm_cuda_impl_warm) for it. */
-adm_status adm_cuda_warm(int device);
+ * created, and what (ADM_CUDA_WARM_*) asks for: the cuBLASLt
+ * implementations' (candidates/cuda_impl.cu: adm_cuda_impl_warm) first,
+ * then the GPU oracle's (oracle/oracle_cuda.cu: adm_o_cuda_warm). */
+adm_status adm_cuda_warm(int device, unsigned what);
 adm_status adm_o_cuda_warm(void);
 adm_status adm_cuda_impl_warm(void);
 
@@ -153,7 +153,7 @@ typedef struct adm_cuda_module {
     void (*stats_close)(void *sess);
     int (*stats_borrowed)(void *sess);
     void (*o_forget)(const double *val);
-    adm_status (*warm)(int device);
+    adm_status (*warm)(int device, unsigned what);
 } adm_cuda_module;
 
 /* The module's one exported function: its table, or NULL when host is

@@ -120,7 +120,7 @@ extern "C" adm_status adm_cuda_select(int device)
     return ADM_OK;
 }
 
-extern "C" adm_status adm_cuda_warm(int device)
+extern "C" adm_status adm_cuda_warm(int device, unsigned what)
 {
     int count = 0;
     double t;
@@ -129,8 +129,10 @@ extern "C" adm_status adm_cuda_warm(int device)
     t = adm_trace_ms();
     ADM_CUDA_CHECK(cudaFree(0)); /* the context, where cudaSetDevice has not made it */
     adm_trace_part("cuda.warm_context", t, -1);
-    ADM_TRY(adm_o_cuda_warm());
-    return adm_cuda_impl_warm();
+    /* run's implementations come before its oracle */
+    if (what & ADM_CUDA_WARM_IMPL) ADM_TRY(adm_cuda_impl_warm());
+    if (what & ADM_CUDA_WARM_ORACLE) ADM_TRY(adm_o_cuda_warm());
+    return ADM_OK;
 }
 
 extern "C" adm_status adm_cuda_convert_f32(adm_dtype dt, adm_round mode, unsigned flags,

@@ -144,20 +144,26 @@ int adm_cuda_built(void) { return 1; }
 static pthread_t warm_thread;
 static int warm_running;
 
+static int warm_device;
+static unsigned warm_what;
+
 static void *warm_main(void *arg)
 {
     const adm_cuda_module *m;
     double t = adm_trace_ms();
-    if (adm_cuda_module_get(&m) == ADM_OK) (void)m->warm((int)(intptr_t)arg);
+    (void)arg;
+    if (adm_cuda_module_get(&m) == ADM_OK) (void)m->warm(warm_device, warm_what);
     adm_error_clear(); /* this thread's: the callers that need the GPU say what fails */
     adm_trace_part("cuda.warm", t, -1);
     return NULL;
 }
 
-void adm_cuda_warm_start(int device)
+void adm_cuda_warm_start(int device, unsigned what)
 {
     if (warm_running) return;
-    warm_running = pthread_create(&warm_thread, NULL, warm_main, (void *)(intptr_t)device) == 0;
+    warm_device = device;
+    warm_what = what;
+    warm_running = pthread_create(&warm_thread, NULL, warm_main, NULL) == 0;
 }
 
 void adm_cuda_warm_wait(void)
@@ -228,7 +234,7 @@ const adm_cuda_module *adm_cuda_module_loaded(void) { return NULL; }
 
 int adm_cuda_built(void) { return 0; }
 
-void adm_cuda_warm_start(int device) { (void)device; }
+void adm_cuda_warm_start(int device, unsigned what) { (void)device; (void)what; }
 
 void adm_cuda_warm_wait(void) {}
 

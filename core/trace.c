@@ -51,6 +51,17 @@ static void trace_init(void)
 
 __attribute__((constructor)) static void trace_start(void) { pthread_once(&trace_once, trace_init); }
 
+/* Where the process's end goes: each copy (the program's, libadmit's, the
+ * CUDA module's) prints when its object is finalized at exit, which the
+ * dynamic linker does in the reverse of the order of loading, dependents
+ * first: libadmit's line comes after the CUDA libraries' teardown (they
+ * were loaded after it). What the kernel does after the last line
+ * (unmapping, closing the device's files) is the wall's remainder. */
+__attribute__((destructor)) static void trace_fini(void)
+{
+    if (trace_on) adm_trace_part("exit.fini", 0, -1);
+}
+
 int adm_trace_on(void)
 {
     pthread_once(&trace_once, trace_init);

@@ -60,6 +60,8 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
         adm_trace_part("replay.oracle_eval", tt, -1);
         tt = adm_trace_ms();
         scale = adm_judge_resolve_scale(&orc.value, ref);
+        adm_trace_part("replay.resolve_scale", tt, -1);
+        tt = adm_trace_ms();
         if ((st = adm_oracle_refine(o, op, &p, in, &orc, scale)) != ADM_OK) goto fail_prefix;
         adm_trace_part("replay.oracle_refine", tt, -1);
         ov = &orc.value;

@@ -636,9 +636,11 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
 /* The first DGEMM and tensor-core GEMM of a process cost some 50 ms each
  * beyond their arithmetic (H200, FLUX.1's MLP: cuBLAS loads its kernels
  * lazily and sets itself up on first use): paid here, on the warm-up
- * thread, with one of each kind the oracle runs (DGEMM; bf16 and TF32
- * operands into fp32), on zeros of a size whose kernels are the large
- * shapes' (2048^3). Their results are not read. */
+ * thread, with the DGEMM and the bf16 GEMM (the condition scale of bf16
+ * inputs, DiT's) on zeros of a size whose kernels are the large shapes'
+ * (2048^3; H200: the first DGEMM of a FLUX.1 MLP replay then took 5.0 ms
+ * against 48.5, its condition GEMM 0.65 against 47.1). The TF32 GEMM of
+ * other formats is left to its first use. Results are not read. */
 static adm_status gemm_warm(cublasHandle_t h)
 {
     const int n = 2048;
@@ -654,24 +656,30 @@ static adm_status gemm_warm(cublasHandle_t h)
     ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, a.d(), n, b.d(), n, &zero, c.d(), n));
     ADM_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &onef, a.p, CUDA_R_16BF, n, b.p, CUDA_R_16BF,
                                   n, &zerof, c.p, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-    ADM_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &onef, a.p, CUDA_R_32F, n, b.p, CUDA_R_32F, n,
-                                  &zerof, c.p, CUDA_R_32F, n, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
     ADM_CUDA_CHECK(cudaDeviceSynchronize());
     adm_trace_part("oracle.gemm_warm", t, -1);
     return ADM_OK;
 }
 
+/* The download buffers are pinned on a thread of their own (65 ms on the
+ * H200, host work) while the GEMMs warm up on the device. */
 extern "C" adm_status adm_o_cuda_warm(void)
 {
     cublasHandle_t h;
-    {
+    adm_status st;
+    int dev = 0;
+    ADM_CUDA_CHECK(cudaGetDevice(&dev));
+    std::thread stage([dev] {
         std::lock_guard<std::mutex> g(dl_mu);
         double t = adm_trace_ms();
-        dl_stages();
+        /* this thread's device: no context made on another */
+        if (cudaSetDevice(dev) == cudaSuccess) dl_stages();
+        else cudaGetLastError();
         adm_trace_part("oracle.staging_alloc", t, -1);
-    }
-    ADM_TRY(blas_get(&h));
-    return gemm_warm(h);
+    });
+    if ((st = blas_get(&h)) == ADM_OK) st = gemm_warm(h);
+    stage.join();
+    return st;
 }
 
 extern "C" int adm_o_cuda_usable(void)
