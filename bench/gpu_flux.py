@@ -8,7 +8,10 @@ GEMM, GELU, RMS/max/mean per output, no bound, no special cases; data on the
 device, CUDA-event time) and one cuBLAS DGEMM through PyTorch.
 
 Usage: gpu_flux.py ADMIT_KERNEL OUTDIR [M K N]. Writes OUTDIR/flux.json and
-prints a table. Exit 77 without torch or a GPU, saying so."""
+prints a table. Exit 77 without torch or a GPU, saying so. With
+GPU_FLUX_TRACE=1, replay --device cuda and run go once more each with
+ADM_CUDA_TRACE=1 (core/adm_trace.h) after the timed runs, and their adm-trace
+lines are printed (device work synchronized at each part: not the timed runs)."""
 import json, os, platform, subprocess, sys, time, datetime
 
 admit, outdir = sys.argv[1], sys.argv[2]
@@ -30,10 +33,10 @@ except Exception as e:  # the anchors need torch and a GPU
     sys.exit(77)
 
 
-def timed(name, argv):
+def timed(name, argv, env=None):
     """wall seconds and peak RSS (MiB) of one command, its output kept"""
     t0 = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     out = p.stdout.read()
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
@@ -42,6 +45,10 @@ def timed(name, argv):
         f.write(out)
     res["steps"][name] = {"argv": argv, "exit": rc, "wall_s": round(wall, 3), "peak_rss_mib": round(ru.ru_maxrss / 1024, 1)}
     print("%-28s exit %d  %8.3f s  %8.1f MiB" % (name, rc, wall, ru.ru_maxrss / 1024), flush=True)
+    if env and env.get("ADM_CUDA_TRACE") == "1":
+        for line in out.decode(errors="replace").splitlines():
+            if line.startswith("adm-trace "):
+                print("  " + line)
     return rc
 
 
@@ -64,6 +71,11 @@ if os.path.exists(cap):
             print("%-28s %s" % (name + " timings", " ".join("%s %.3f" % kv for kv in t.items())), flush=True)
         except (OSError, ValueError) as e:
             print("%-28s unreadable: %s" % (name + " timings", e))
+    if os.environ.get("GPU_FLUX_TRACE") == "1":
+        tenv = dict(os.environ, ADM_CUDA_TRACE="1")
+        timed("replay_cuda_trace", base + ["replay", cap, "--device", "cuda"], tenv)
+        timed("run_cublas_trace", base + ["run", cap, "--reference", "cublas_eager", "--candidate",
+              "cublaslt_gelu_bias"], tenv)
 
 # the anchors, data resident on the device
 dev = torch.device("cuda")

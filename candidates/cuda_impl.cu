@@ -10,12 +10,15 @@
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
+#include <mutex>
 #include <vector>
 
 #include <mpfr.h>
 extern "C" {
 #include "adm_candidates.h"
 #include "adm_cuda.h"
+#include "adm_cuda_module.h"
+#include "adm_trace.h"
 }
 #include "adm_cuda_check.h"
 #include "adm_cublaslt.cuh"
@@ -66,7 +69,84 @@ adm_status upload_bf16(const adm_tensor *t, adm_lt::dmem *d, size_t n)
     return ADM_OK;
 }
 
+/* One cuBLASLt handle per device for the process, created on first use
+ * (cublasLtCreate cost a call some milliseconds, and the first one of a
+ * process far more); shared by the threads (each call brings its own
+ * workspace), and never destroyed: the module is never unloaded and a
+ * static destructor could run after the CUDA runtime's own teardown. */
+enum { LT_DEVICES = 64 };
+std::mutex lt_mu;
+cublasLtHandle_t lt_h[LT_DEVICES];
+
+adm_status lt_get(cublasLtHandle_t *h)
+{
+    int d = 0;
+    ADM_CUDA_CHECK(cudaGetDevice(&d));
+    if (d < 0 || d >= LT_DEVICES)
+        return ADM_FAIL(ADM_ERR_UNSUPPORTED, "cuBLASLt linear+gelu: device %d (at most %d)", d, LT_DEVICES);
+    std::lock_guard<std::mutex> g(lt_mu);
+    if (!lt_h[d]) {
+        double t = adm_trace_ms();
+        ADM_LT_CHECK(cublasLtCreate(&lt_h[d]));
+        adm_trace_part("cublaslt.create", t, -1);
+    }
+    *h = lt_h[d];
+    return ADM_OK;
+}
+
+/* y[M,N] = x[M,K] w[N,K]^T through cuBLASLt, bf16 in and out, fp32
+ * compute, with mode's epilogue (0 none, 1 BIAS, 2 GELU_BIAS; db: N bf16)
+ * and a workspace of wsize bytes; on the default stream. */
+adm_status lt_matmul(cublasLtHandle_t h, int mode, const void *dx, const void *dw, const void *db, void *dy, int64_t M,
+                     int64_t K, int64_t N, void *ws, size_t wsize)
+{
+    adm_lt::state s; /* s.h stays NULL: the handle is the device's (lt_get) */
+    const float one = 1.0f, zero = 0.0f;
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    cublasLtEpilogue_t epi = mode == 2 ? CUBLASLT_EPILOGUE_GELU_BIAS : mode == 1 ? CUBLASLT_EPILOGUE_BIAS
+                                                                                 : CUBLASLT_EPILOGUE_DEFAULT;
+    cudaDataType_t bt = CUDA_R_16BF;
+    ADM_LT_CHECK(cublasLtMatmulDescCreate(&s.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    if (mode != 0) {
+        const void *bp = db;
+        ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
+        ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
+    }
+    /* row-major y[M,N] = x[M,K] w[N,K]^T is column-major y^T[N,M] = w x^T */
+    ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.a, CUDA_R_16BF, (uint64_t)K, (uint64_t)N, K));
+    ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.b, CUDA_R_16BF, (uint64_t)K, (uint64_t)M, K));
+    ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.c, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N));
+    ADM_LT_CHECK(cublasLtMatmul(h, s.op, &one, dw, s.a, dx, s.b, &zero, dy, s.c, dy, s.c, nullptr, ws, wsize, 0));
+    return ADM_OK;
+}
+
 } // namespace
+
+/* The handle, and cuBLASLt's first matmul of the process (some 100 ms on
+ * an H200 beyond its arithmetic: kernels loaded lazily, the library set
+ * up) paid on the warm-up thread: one of each epilogue, on zeros of
+ * 2048^3, results not read. */
+extern "C" adm_status adm_cuda_impl_warm(void)
+{
+    cublasLtHandle_t h;
+    const int64_t n = 2048;
+    const size_t wsize = (size_t)32 << 20;
+    adm_lt::dmem a, y, ws;
+    double t;
+    ADM_TRY(lt_get(&h));
+    t = adm_trace_ms();
+    ADM_CUDA_CHECK(cudaMalloc(&a.p, 2 * (size_t)(n * n)));
+    ADM_CUDA_CHECK(cudaMalloc(&y.p, 2 * (size_t)(n * n)));
+    ADM_CUDA_CHECK(cudaMalloc(&ws.p, wsize));
+    ADM_CUDA_CHECK(cudaMemset(a.p, 0, 2 * (size_t)(n * n)));
+    for (int mode = 0; mode < 3; mode++) ADM_TRY(lt_matmul(h, mode, a.p, a.p, a.p, y.p, n, n, n, ws.p, wsize));
+    ADM_CUDA_CHECK(cudaDeviceSynchronize());
+    adm_trace_part("impl.lt_warm", t, -1);
+    return ADM_OK;
+}
 
 extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor *w, const adm_tensor *bias, int mode,
                                            adm_tensor *out)
@@ -74,13 +154,8 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
     int count = 0;
     int64_t K = x->shape[x->ndim - 1], N = w->shape[0], M = K ? adm_tensor_numel(x) / K : 0, os[ADM_MAX_DIMS];
     adm_lt::dmem dx, dw, db, dy, ws;
-    adm_lt::state s;
+    cublasLtHandle_t h;
     const size_t wsize = (size_t)32 << 20;
-    const float one = 1.0f, zero = 0.0f;
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    cublasLtEpilogue_t epi = mode == 2 ? CUBLASLT_EPILOGUE_GELU_BIAS : mode == 1 ? CUBLASLT_EPILOGUE_BIAS
-                                                                                 : CUBLASLT_EPILOGUE_DEFAULT;
-    cudaDataType_t bt = CUDA_R_16BF;
     ADM_TRY(adm_cuda_device_count(&count));
     if (x->dtype != ADM_BF16 || w->dtype != ADM_BF16 || (bias && bias->dtype != ADM_BF16))
         return ADM_FAIL(ADM_ERR_UNSUPPORTED, "cuBLASLt linear+gelu: bf16 inputs only");
@@ -89,6 +164,7 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
     ADM_TRY(adm_tensor_alloc(out, ADM_BF16, x->ndim, os));
     if (M == 0 || N == 0) return ADM_OK;
     if (K == 0) return ADM_FAIL(ADM_ERR_UNSUPPORTED, "cuBLASLt linear+gelu: K = 0");
+    double t = adm_trace_ms(), t1;
     ADM_TRY(upload_bf16(x, &dx, (size_t)(M * K)));
     ADM_TRY(upload_bf16(w, &dw, (size_t)(N * K)));
     if (bias) {
@@ -99,22 +175,10 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
     }
     ADM_CUDA_CHECK(cudaMalloc(&dy.p, 2 * (size_t)(M * N)));
     ADM_CUDA_CHECK(cudaMalloc(&ws.p, wsize));
-    ADM_LT_CHECK(cublasLtCreate(&s.h));
-    ADM_LT_CHECK(cublasLtMatmulDescCreate(&s.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-    if (mode != 0) {
-        void *bp = db.p;
-        ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp));
-        ADM_LT_CHECK(cublasLtMatmulDescSetAttribute(s.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt));
-    }
-    /* row-major y[M,N] = x[M,K] w[N,K]^T is column-major y^T[N,M] = w x^T */
-    ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.a, CUDA_R_16BF, (uint64_t)K, (uint64_t)N, K));
-    ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.b, CUDA_R_16BF, (uint64_t)K, (uint64_t)M, K));
-    ADM_LT_CHECK(cublasLtMatrixLayoutCreate(&s.c, CUDA_R_16BF, (uint64_t)N, (uint64_t)M, N));
-    ADM_LT_CHECK(cublasLtMatmul(s.h, s.op, &one, dw.p, s.a, dx.p, s.b, &zero, dy.p, s.c, dy.p, s.c, nullptr, ws.p,
-                                wsize, 0));
+    adm_trace_part("impl.upload_alloc", t, -1);
+    t1 = adm_trace_ms();
+    ADM_TRY(lt_get(&h));
+    ADM_TRY(lt_matmul(h, mode, dx.p, dw.p, db.p, dy.p, M, K, N, ws.p, wsize));
     ADM_CUDA_CHECK_LAUNCH();
     if (mode == 0 && bias) {
         bias_add<<<1024, 256>>>((__nv_bfloat16 *)dy.p, (const __nv_bfloat16 *)db.p, M, N);
@@ -124,6 +188,13 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
         gelu_tanh<<<1024, 256>>>((__nv_bfloat16 *)dy.p, M * N);
         ADM_CUDA_CHECK_LAUNCH();
     }
+    if (adm_trace_on()) {
+        ADM_CUDA_CHECK(cudaDeviceSynchronize());
+        adm_trace_part("impl.gemm", t1, -1);
+    }
+    t1 = adm_trace_ms();
     ADM_CUDA_CHECK(cudaMemcpy(out->data, dy.p, 2 * (size_t)(M * N), cudaMemcpyDeviceToHost));
+    adm_trace_part("impl.download", t1, -1);
+    adm_trace_part("impl.linear_gelu", t, -1);
     return ADM_OK;
 }

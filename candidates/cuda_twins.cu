@@ -19,9 +19,11 @@
  * the bit-level conversions of core/adm_core.h; GELU and SiLU use glibc's
  * tanhf, erff and expf as ported in adm_libm.h, in the build of expf that
  * the host's libm runs (adm_lm_host_variant), since the emulations call
- * the host's libm. Inputs are read on the host as the emulations read
- * them, (float) of each element's exact value in logical order, and go
- * up contiguous: strided and broadcast views, any dtype. */
+ * the host's libm. Inputs reach the kernels as the emulations read them,
+ * (float) of each element's exact value in logical order, contiguous: a
+ * dense bf16, fp16 or fp32 input goes up as stored and is widened on the
+ * device (widen_f32); a view (strided, transposed, broadcast) or another
+ * dtype is read on the host and goes up in fp32. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -526,6 +528,30 @@ adm_status host_f32(const adm_tensor *t, std::vector<float> &v)
     return ADM_OK;
 }
 
+enum { RAW_BF16 = 0, RAW_FP16 = 1, RAW_FP32 = 2 };
+
+/* Dense storage in fp32, bit for bit what host_f32 gives: bf16, fp16 and
+ * fp32 are exact in fp32. A NaN: bf16's as host_f32's bf16 path makes it,
+ * the quiet NaN of its sign; fp16's and fp32's as (float)adm_tensor_get
+ * makes it on the host (float -> double -> float keeps sign and payload
+ * and sets the quiet bit: IEEE 754's conversions, x86-64's and AArch64's
+ * with default NaN off). The outputs carry no input payload either way
+ * (encode_out). */
+__global__ void widen_f32(const void *src, int raw, int64_t n, float *out)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        uint32_t b;
+        if (raw == RAW_BF16) {
+            b = (uint32_t)((const uint16_t *)src)[i] << 16;
+            if ((b & 0x7fffffffu) > 0x7f800000u) b = (b & 0x80000000u) | 0x7fc00000u;
+        } else {
+            b = raw == RAW_FP16 ? __float_as_uint(fp16_value(((const uint16_t *)src)[i])) : ((const uint32_t *)src)[i];
+            if ((b & 0x7fffffffu) > 0x7f800000u) b |= 0x00400000u;
+        }
+        out[i] = __uint_as_float(b);
+    }
+}
+
 adm_status upload(const std::vector<float> &v, dbuf &d)
 {
     ADM_CUDA_CHECK(cudaMalloc(&d.p, v.size() * sizeof(float) + 4));
@@ -533,11 +559,30 @@ adm_status upload(const std::vector<float> &v, dbuf &d)
     return ADM_OK;
 }
 
-/* An input, read and uploaded; NULL stays NULL. */
+unsigned grid_for(int64_t n, int per_block);
+
+/* An input in fp32 on the device, contiguous; NULL stays NULL. Dense bf16,
+ * fp16 and fp32 go up as stored (half the bytes of fp32 for the 16-bit
+ * formats, and no pass over every element on the host) and are widened
+ * there; the rest is read on the host (host_f32). */
 adm_status input(const adm_tensor *t, dbuf &d)
 {
     std::vector<float> v;
+    int64_t n;
     if (!t) return ADM_OK;
+    n = adm_tensor_numel(t);
+    if (n > 0 && contiguous(t) && (t->dtype == ADM_BF16 || t->dtype == ADM_FP16 || t->dtype == ADM_FP32)) {
+        int raw = t->dtype == ADM_BF16 ? RAW_BF16 : t->dtype == ADM_FP16 ? RAW_FP16 : RAW_FP32;
+        size_t es = raw == RAW_FP32 ? 4 : 2;
+        dbuf stored;
+        ADM_CUDA_CHECK(cudaMalloc(&d.p, (size_t)n * sizeof(float) + 4));
+        ADM_CUDA_CHECK(cudaMalloc(&stored.p, (size_t)n * es));
+        ADM_CUDA_CHECK(cudaMemcpy(stored.p, (const char *)t->data + es * (size_t)t->offset, (size_t)n * es,
+                                  cudaMemcpyHostToDevice));
+        widen_f32<<<grid_for(n, 256), 256>>>(stored.p, raw, n, d.f());
+        ADM_CUDA_CHECK(cudaGetLastError());
+        return ADM_OK; /* stored's free waits for the kernel (cudaFree synchronizes) */
+    }
     ADM_TRY(host_f32(t, v));
     return upload(v, d);
 }

@@ -6,6 +6,7 @@
  * the file and the dataset or attribute, and what was expected. */
 #include "capture_h5.h"
 #include "adm_env.h"
+#include "adm_trace.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -478,6 +479,7 @@ static adm_status read_dataset(reader *r, hid_t loc, const char *name, const cha
     char buf[160];
     adm_status st = ADM_OK;
     adm_tensor t;
+    double t_trace = adm_trace_ms();
     memset(&t, 0, sizeof t);
 
     ADM_CAPTURE_TRACE("%s", where);
@@ -574,6 +576,11 @@ static adm_status read_dataset(reader *r, hid_t loc, const char *name, const cha
             }
     *out = t;
     memset(&t, 0, sizeof t);
+    if (adm_trace_on()) {
+        char part[200];
+        snprintf(part, sizeof part, "read.tensor %s %lld bytes", where, (long long)bytes);
+        adm_trace_part(part, t_trace, -1);
+    }
 done:
     adm_tensor_free(&t);
     free(dtname);

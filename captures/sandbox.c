@@ -34,6 +34,7 @@
 #define _GNU_SOURCE
 #include "capture_internal.h"
 #include "adm_child.h"
+#include "adm_trace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -356,6 +357,8 @@ static void child_main(int fd, int memfd, const char *path, const adm_sandbox_li
     signal(SIGPIPE, SIG_DFL);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() == 1) _exit(3);
+    /* ADM_CUDA_TRACE's lines (core/adm_trace.h) still reach stderr */
+    if (adm_trace_on()) adm_trace_set_fd(fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
     if ((devnull = open("/dev/null", O_WRONLY)) >= 0) {
         dup2(devnull, STDOUT_FILENO);
         dup2(devnull, STDERR_FILENO);

@@ -3,6 +3,7 @@
 #include "dist.h"
 #include "adm_cuda.h"
 #include "adm_report.h"
+#include "adm_trace.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -359,6 +360,7 @@ static int cmd_help(int argc, char **argv)
 int main(int argc, char **argv)
 {
     int rc;
+    adm_trace_part("main", 0, -1); /* from the process's start: loading, the libraries' constructors */
     /* A closed stdout (`| head -1`) makes writes fail with EPIPE, which
      * the commands ignore, rather than end the process with SIGPIPE before
      * its reports are written and its exit status is the verdicts'. */

@@ -6,6 +6,7 @@
 #include "adm_harness.h"
 #include "adm_oracle.h"
 #include "adm_report.h"
+#include "adm_trace.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -67,34 +68,61 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* One capture read, checked and judged into *j; 0, or -1 when memory ran
- * out (the last error says so). */
-static int judge_capture(const char *file, adm_plan *plan, judged_capture *j)
+/* One capture read and checked into *cap (NULL where it cannot be read)
+ * and *st; where it fails, why is kept in j at once (the device's
+ * resolution may come between the read and the judging). 0, or -1 when
+ * memory ran out. */
+static int read_capture(const char *file, adm_plan *plan, judged_capture *j, adm_capture **cap, adm_status *st)
 {
-    adm_capture *cap = NULL;
-    adm_replay_result res;
-    adm_status st;
-    double t0 = now();
+    double t0 = now(), tt = adm_trace_ms();
     memset(j, 0, sizeof *j);
-    if ((st = adm_capture_read_sandboxed_plan(file, NULL, adm_plan_check, plan, &cap)) == ADM_OK)
-        st = adm_capture_validate(cap);
+    *cap = NULL;
+    if ((*st = adm_capture_read_sandboxed_plan(file, NULL, adm_plan_check, plan, cap)) == ADM_OK)
+        *st = adm_capture_validate(*cap);
     j->read_s = now() - t0;
+    adm_trace_part("replay.read", tt, -1);
+    if (*st != ADM_OK && !(j->error = adm_strdup(adm_error_message()))) {
+        adm_capture_free(*cap);
+        *cap = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The capture read_capture read (cap, st) judged into *j, cap freed; 0,
+ * or -1 when memory ran out (the last error says so). */
+static int judge_read(adm_capture *cap, adm_status st, judged_capture *j)
+{
+    adm_replay_result res;
+    double tt = adm_trace_ms();
     if (st != ADM_OK || (st = adm_harness_replay(cap, &replay_ocfg, NULL, &res)) != ADM_OK) {
         /* This capture fails alone: its row says why, the others are still
          * judged, and the command exits 2 after the reports. */
         j->status = st;
-        if (!(j->error = adm_strdup(adm_error_message())) || (cap && !(j->op = adm_strdup(adm_capture_op(cap))))) {
+        if ((!j->error && !(j->error = adm_strdup(adm_error_message()))) ||
+            (cap && !(j->op = adm_strdup(adm_capture_op(cap))))) {
             adm_capture_free(cap);
             return -1;
         }
         adm_capture_free(cap);
         return 0;
     }
+    adm_trace_part("replay.judge_capture", tt, -1);
     j->res = res;
     j->ok = 1;
     j->op = adm_strdup(adm_capture_op(cap));
     adm_capture_free(cap);
     return j->op ? 0 : -1;
+}
+
+/* One capture read, checked and judged into *j; 0, or -1 when memory ran
+ * out (the last error says so). */
+static int judge_capture(const char *file, adm_plan *plan, judged_capture *j)
+{
+    adm_capture *cap;
+    adm_status st;
+    if (read_capture(file, plan, j, &cap, &st) != 0) return -1;
+    return judge_read(cap, st, j);
 }
 
 static void judged_free(judged_capture *j)
@@ -219,6 +247,17 @@ static void replay_unit_name(void *ctx, int u, char *buf, size_t n)
 
 static void replay_progress(int done, int n, const char *name) { adm_cli_progress(done, n, name); }
 
+/* Without the GPU, where it ran says so at once; with it, the line is
+ * written once the candidates are judged (how many had their statistics
+ * there). */
+static void device_line(adm_report *rep, int use_gpu, const char *why)
+{
+    char line[400];
+    if (use_gpu) return;
+    snprintf(line, sizeof line, "oracle and gates: the CPU%s", why);
+    adm_cli_report_context(rep, "device", line);
+}
+
 static const adm_dist_ops replay_ops = {replay_unit_describe, replay_unit_run, replay_unit_done, replay_unit_lost, NULL,
                                         replay_unit_name, NULL};
 
@@ -228,7 +267,7 @@ int adm_cmd_replay(int argc, char **argv)
     char *claim_names[MAX_CLAIMS];
     adm_tier claim_tiers[MAX_CLAIMS];
     int claim_used[MAX_CLAIMS] = {0};
-    int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0, strict = 0, npool = 0, use_gpu = 0;
+    int nf = 0, ncl = 0, rc = ADM_EXIT_OK, failed = 0, strict = 0, npool = 0, use_gpu = 0, deferred = 0;
     /* --device: -2 auto (the default), -1 cpu, >= 0 cuda:N (plain cuda: the current GPU, -3) */
     int device = -2;
     char auto_why[256] = "";
@@ -281,7 +320,15 @@ int adm_cmd_replay(int argc, char **argv)
         rc = adm_cli_usage_error("replay: expected at least one CAPTURE");
         goto done;
     }
-    if ((rc = adm_cli_resolve_device("replay", device, &use_gpu, auto_why, sizeof auto_why)) != ADM_EXIT_OK)
+    /* Where the GPU may judge and one process reads the captures, its
+     * start-up (the CUDA module, the driver, the device's context, the
+     * cuBLAS(Lt) handles: hundreds of ms) runs on a thread beside the
+     * first capture's read, and --device is resolved (a GPU asked for and
+     * absent refused, exit 2) once that read is done. */
+    deferred = device != -1 && !adm_dist_active() && adm_cuda_built();
+    /* replay runs no implementation: the oracle's part alone */
+    if (deferred) adm_cuda_warm_start(device >= 0 ? device : -1, ADM_CUDA_WARM_ORACLE);
+    else if ((rc = adm_cli_resolve_device("replay", device, &use_gpu, auto_why, sizeof auto_why)) != ADM_EXIT_OK)
         goto done;
     /* after the options: --mpfr-budget sets what the default reads */
     adm_oracle_config_default(&replay_ocfg);
@@ -304,14 +351,8 @@ int adm_cmd_replay(int argc, char **argv)
             strncat(list, files[f], sizeof list - strlen(list) - 1);
         }
         adm_cli_report_context(rep, "captures", list);
-        /* with the GPU, the line is written once the candidates are judged
-         * (how many had their statistics there) */
-        if (!use_gpu) {
-            char line[400];
-            snprintf(line, sizeof line, "oracle and gates: the CPU%s", auto_why);
-            adm_cli_report_context(rep, "device", line);
-        }
     }
+    if (!deferred) device_line(rep, use_gpu, auto_why);
     /* Every capture is read and judged before anything is written (under
      * MPI, over the ranks); a candidate (one op, one name) found in several
      * captures is judged again on their pooled evidence, in the captures'
@@ -327,8 +368,26 @@ int adm_cmd_replay(int argc, char **argv)
         if (job.nomem) { rc = adm_cli_usage_error("replay: out of memory"); goto done; }
     } else {
         for (int f = 0; f < nf; f++) {
+            adm_capture *cap;
+            adm_status st;
             adm_cli_progress(f + 1, nf, files[f]);
-            if (judge_capture(files[f], &plan, &judged[f]) != 0) { rc = adm_cli_fail(); goto done; }
+            if (read_capture(files[f], &plan, &judged[f], &cap, &st) != 0) { rc = adm_cli_fail(); goto done; }
+            if (deferred) {
+                double tt = adm_trace_ms();
+                adm_cuda_warm_wait();
+                deferred = 0;
+                adm_cli_progress_done(); /* a refusal's line stands alone */
+                rc = adm_cli_resolve_device("replay", device, &use_gpu, auto_why, sizeof auto_why);
+                adm_trace_part("replay.resolve_device", tt, -1);
+                if (rc != ADM_EXIT_OK) {
+                    adm_capture_free(cap);
+                    goto done;
+                }
+                adm_cli_progress(f + 1, nf, files[f]);
+                replay_ocfg.use_gpu = use_gpu;
+                device_line(rep, use_gpu, auto_why);
+            }
+            if (judge_read(cap, st, &judged[f]) != 0) { rc = adm_cli_fail(); goto done; }
         }
     }
     for (int f = 0; f < nf; f++) {
@@ -430,13 +489,19 @@ int adm_cmd_replay(int argc, char **argv)
             goto done;
         }
     adm_cli_report_dist_note(rep);
-    rc = adm_cli_finish_report(rep, json, junit, html);
+    {
+        double tt = adm_trace_ms();
+        rc = adm_cli_finish_report(rep, json, junit, html);
+        adm_trace_part("replay.report", tt, -1);
+    }
 done:
+    adm_cuda_warm_wait();
     for (int c = 0; c < ncl; c++) free(claim_names[c]);
     for (int f = 0; judged && f < nf; f++) judged_free(&judged[f]);
     free(judged);
     for (int p = 0; pools && p < npool; p++) free(pools[p].caps);
     free(pools);
     adm_report_free(rep);
+    adm_trace_part("replay.end", 0, -1);
     return rc;
 }

@@ -4,6 +4,8 @@
 #include "dist.h"
 #include "adm_candidates.h"
 #include "adm_harness.h"
+#include "adm_trace.h"
+#include "adm_cuda.h"
 #include "adm_oracle.h"
 #include "adm_report.h"
 
@@ -106,7 +108,7 @@ int adm_cmd_run(int argc, char **argv)
     const char *capture = NULL, *ref = NULL, *cands[32], *json = NULL, *junit = NULL, *html = NULL, *reader_text = NULL;
     char *claim_names[32];
     adm_tier claim_tiers[32];
-    int nc = 0, ncl = 0, rc = ADM_EXIT_OK, strict = 0, who[32], device = -2, use_gpu = 0, on_gpu = 0;
+    int nc = 0, ncl = 0, rc = ADM_EXIT_OK, strict = 0, who[32], device = -2, use_gpu = 0, on_gpu = 0, deferred = 0;
     double secs[ADM_RUN_PHASES] = {0};
     char why[256] = "";
     adm_reader reader;
@@ -162,7 +164,24 @@ int adm_cmd_run(int argc, char **argv)
     }
     if ((rc = match_claims(claim_names, ncl, cands, nc, who)) != ADM_EXIT_OK) goto done;
     if (adm_reader_parse(reader_text, &reader) != ADM_OK) { rc = adm_cli_fail(); goto done; }
-    if ((rc = adm_cli_resolve_device("run", device, &use_gpu, why, sizeof why)) != ADM_EXIT_OK) goto done;
+    /* Where the oracle may run on the GPU, the CUDA module, the driver,
+     * the device's context and the cuBLAS(Lt) handles (hundreds of ms) are
+     * made on a thread beside the capture's read. --device auto (the
+     * default) needs no answer before the oracle runs: the oracle and the
+     * statistics take the GPU where one is usable and the CPU otherwise,
+     * auto's own rule (adm_o_cuda_usable, adm_h_stats_dev_try), so it is
+     * resolved for the report once the candidates are measured. A GPU asked
+     * for is resolved at once (absent: refused, exit 2, before anything
+     * runs); --device cpu: nothing. */
+    deferred = device == -2 && adm_cuda_built();
+    if (device != -1 && adm_cuda_built())
+        adm_cuda_warm_start(device >= 0 ? device : -1, ADM_CUDA_WARM_IMPL | ADM_CUDA_WARM_ORACLE);
+    if (deferred) use_gpu = 1;
+    else {
+        double tt = adm_trace_ms();
+        if ((rc = adm_cli_resolve_device("run", device, &use_gpu, why, sizeof why)) != ADM_EXIT_OK) goto done;
+        adm_trace_part("run.resolve_device", tt, -1);
+    }
     adm_oracle_config_default(&ocfg);
     ocfg.use_gpu = use_gpu;
     {
@@ -201,6 +220,10 @@ int adm_cmd_run(int argc, char **argv)
             goto done;
         }
     }
+    if (deferred) {
+        adm_cuda_warm_wait();
+        if ((rc = adm_cli_resolve_device("run", device, &use_gpu, why, sizeof why)) != ADM_EXIT_OK) goto done;
+    }
     {
         char line[512];
         if (use_gpu)
@@ -218,10 +241,16 @@ int adm_cmd_run(int argc, char **argv)
                 goto done;
             }
     }
-    rc = adm_cli_finish_report(rep, json, junit, html);
+    {
+        double tt = adm_trace_ms();
+        rc = adm_cli_finish_report(rep, json, junit, html);
+        adm_trace_part("run.report", tt, -1);
+    }
 done:
+    adm_cuda_warm_wait();
     for (int c = 0; c < ncl; c++) free(claim_names[c]);
     adm_report_free(rep);
+    adm_trace_part("run.end", 0, -1);
     return rc;
 }
 

@@ -22,6 +22,23 @@ ADM_API adm_status adm_cuda_device_count(int *count);
  * the one this thread's later GPU work runs on; ADM_ERR_NO_DEVICE naming
  * the count when there is no such device. */
 ADM_API adm_status adm_cuda_select(int device);
+/* Starts making GPU `device` (as adm_cuda_select numbers them; -1: the
+ * current one) ready on a thread of its own: the CUDA module loaded, the
+ * driver initialized, the device's context created, and for what (bits):
+ * ADM_CUDA_WARM_IMPL the cuBLASLt implementations' handle and their first
+ * matmul of each epilogue, ADM_CUDA_WARM_ORACLE the GPU oracle's cuBLAS
+ * handle, its first DGEMM and bf16 GEMM and its download buffers (first
+ * uses that cost tens of milliseconds each), so that a program overlaps
+ * that start-up (hundreds of milliseconds on a large GPU) with other work,
+ * such as reading a capture. It reports nothing: the calls that need the
+ * GPU report what fails, as without it, and find done whatever it has
+ * done. At most one at a time; call it and adm_cuda_warm_wait from one
+ * thread. Built without CUDA: nothing. */
+enum { ADM_CUDA_WARM_ORACLE = 1, ADM_CUDA_WARM_IMPL = 2 };
+ADM_API void adm_cuda_warm_start(int device, unsigned what);
+/* Waits for adm_cuda_warm_start's thread to end (nothing where none
+ * runs). Call it before the process exits while one may run. */
+ADM_API void adm_cuda_warm_wait(void);
 /* The device's name and compute capability, for reports. */
 ADM_API adm_status adm_cuda_device_name(char *buf, size_t n, int *cc_major, int *cc_minor);
 

@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 6
+#define ADM_CUDA_MODULE_ABI 8
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
@@ -100,6 +100,15 @@ void *adm_o_cuda_kept_take(const double *val, const double *cond, int64_t n, con
 void adm_o_cuda_kept_put(void *k);
 void adm_o_cuda_forget(const double *val);
 
+/* The module's side of adm_cuda_warm_start (core/cuda.cu): the device
+ * selected where device >= 0 (on the calling thread), its context
+ * created, and what (ADM_CUDA_WARM_*) asks for: the cuBLASLt
+ * implementations' (candidates/cuda_impl.cu: adm_cuda_impl_warm) first,
+ * then the GPU oracle's (oracle/oracle_cuda.cu: adm_o_cuda_warm). */
+adm_status adm_cuda_warm(int device, unsigned what);
+adm_status adm_o_cuda_warm(void);
+adm_status adm_cuda_impl_warm(void);
+
 /* What the module does: the functions of adm_cuda.h (but adm_cuda_built),
  * the GPU oracle of oracle_internal.h, adm_cuda_linear_gelu, the CUDA
  * twins of candidates/cuda_twins.h, the gates' statistics and the toy's GPU
@@ -144,6 +153,7 @@ typedef struct adm_cuda_module {
     void (*stats_close)(void *sess);
     int (*stats_borrowed)(void *sess);
     void (*o_forget)(const double *val);
+    adm_status (*warm)(int device, unsigned what);
 } adm_cuda_module;
 
 /* The module's one exported function: its table, or NULL when host is

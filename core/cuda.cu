@@ -8,7 +8,9 @@
 #include <stdlib.h>
 
 #include "adm_cuda.h"
+#include "adm_cuda_module.h"
 #include "adm_cuda_check.h"
+#include "adm_trace.h"
 
 namespace {
 
@@ -73,8 +75,10 @@ const size_t chunk = (size_t)1 << 26;
 
 extern "C" adm_status adm_cuda_device_count(int *count)
 {
+    double t = adm_trace_ms();
     cudaError_t e = cudaGetDeviceCount(count);
     int drv = 0, rt = 0;
+    adm_trace_part("cuda.device_count", t, -1);
     if (e == cudaSuccess && *count > 0) return ADM_OK;
     *count = 0;
     /* The runtime answers "insufficient driver" when there is no driver
@@ -108,7 +112,26 @@ extern "C" adm_status adm_cuda_select(int device)
     ADM_TRY(adm_cuda_device_count(&count));
     if (device < 0 || device >= count)
         return ADM_FAIL(ADM_ERR_NO_DEVICE, "GPU %d asked for, %d present (numbered from 0)", device, count);
-    ADM_CUDA_CHECK(cudaSetDevice(device));
+    {
+        double t = adm_trace_ms();
+        ADM_CUDA_CHECK(cudaSetDevice(device));
+        adm_trace_part("cuda.set_device", t, -1);
+    }
+    return ADM_OK;
+}
+
+extern "C" adm_status adm_cuda_warm(int device, unsigned what)
+{
+    int count = 0;
+    double t;
+    ADM_TRY(adm_cuda_device_count(&count));
+    if (device >= 0) ADM_TRY(adm_cuda_select(device));
+    t = adm_trace_ms();
+    ADM_CUDA_CHECK(cudaFree(0)); /* the context, where cudaSetDevice has not made it */
+    adm_trace_part("cuda.warm_context", t, -1);
+    /* run's implementations come before its oracle */
+    if (what & ADM_CUDA_WARM_IMPL) ADM_TRY(adm_cuda_impl_warm());
+    if (what & ADM_CUDA_WARM_ORACLE) ADM_TRY(adm_o_cuda_warm());
     return ADM_OK;
 }
 

@@ -6,6 +6,7 @@
 #include "adm_cuda.h"
 #include "adm_cuda_module.h"
 #include "oracle_internal.h"
+#include "adm_trace.h"
 
 #ifdef ADM_HAVE_CUDA
 #include <dlfcn.h>
@@ -67,7 +68,16 @@ static void *open_beside(char *why, size_t n)
     return open_at(path, why, n);
 }
 
+static void load_module_untimed(void);
+
 static void load_module(void)
+{
+    double t = adm_trace_ms();
+    load_module_untimed();
+    adm_trace_part("cuda.module_load", t, -1);
+}
+
+static void load_module_untimed(void)
 {
     const char *env = getenv("ADM_CUDA_MODULE");
     char why[700] = "";
@@ -131,6 +141,40 @@ const adm_cuda_module *adm_cuda_module_loaded(void) { return __atomic_load_n(&mo
 
 int adm_cuda_built(void) { return 1; }
 
+static pthread_t warm_thread;
+static int warm_running;
+
+static int warm_device;
+static unsigned warm_what;
+
+static void *warm_main(void *arg)
+{
+    const adm_cuda_module *m;
+    double t = adm_trace_ms();
+    (void)arg;
+    if (adm_cuda_module_get(&m) == ADM_OK) (void)m->warm(warm_device, warm_what);
+    adm_error_clear(); /* this thread's: the callers that need the GPU say what fails */
+    adm_trace_part("cuda.warm", t, -1);
+    return NULL;
+}
+
+void adm_cuda_warm_start(int device, unsigned what)
+{
+    if (warm_running) return;
+    warm_device = device;
+    warm_what = what;
+    warm_running = pthread_create(&warm_thread, NULL, warm_main, NULL) == 0;
+}
+
+void adm_cuda_warm_wait(void)
+{
+    double t = adm_trace_ms();
+    if (!warm_running) return;
+    pthread_join(warm_thread, NULL);
+    warm_running = 0;
+    adm_trace_part("cuda.warm_wait", t, -1);
+}
+
 adm_status adm_cuda_device_count(int *count)
 {
     const adm_cuda_module *m;
@@ -189,6 +233,10 @@ adm_status adm_cuda_module_get(const adm_cuda_module **out)
 const adm_cuda_module *adm_cuda_module_loaded(void) { return NULL; }
 
 int adm_cuda_built(void) { return 0; }
+
+void adm_cuda_warm_start(int device, unsigned what) { (void)device; (void)what; }
+
+void adm_cuda_warm_wait(void) {}
 
 adm_status adm_cuda_device_count(int *count)
 {

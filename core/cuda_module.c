@@ -108,6 +108,7 @@ static const adm_cuda_module table = {
     adm_stats_cuda_close,
     adm_stats_cuda_borrowed,
     adm_o_cuda_forget,
+    adm_cuda_warm,
 };
 
 const adm_cuda_module *adm_cuda_module_open(const adm_cuda_host *h);

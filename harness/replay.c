@@ -4,7 +4,9 @@
 #include "adm_harness.h"
 #include "adm_oracle.h"
 #include "harness_internal.h"
+#include "adm_trace.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 void adm_replay_result_free(adm_replay_result *r)
@@ -52,10 +54,16 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
         double scale;
         if ((st = adm_op_params_parse(op, adm_capture_params(c), &p)) != ADM_OK) goto fail_prefix;
         for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(c, adm_op_input_name(op, i));
+        double tt = adm_trace_ms();
         if ((st = adm_oracle_create(ocfg, &o)) != ADM_OK) goto fail_prefix;
         if ((st = adm_oracle_eval(o, op, &p, in, &orc)) != ADM_OK) goto fail_prefix;
+        adm_trace_part("replay.oracle_eval", tt, -1);
+        tt = adm_trace_ms();
         scale = adm_judge_resolve_scale(&orc.value, ref);
+        adm_trace_part("replay.resolve_scale", tt, -1);
+        tt = adm_trace_ms();
         if ((st = adm_oracle_refine(o, op, &p, in, &orc, scale)) != ADM_OK) goto fail_prefix;
+        adm_trace_part("replay.oracle_refine", tt, -1);
         ov = &orc.value;
         ob = &orc.bound;
         oc = orc.has_cond ? &orc.cond : NULL;
@@ -82,7 +90,9 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
      * view) keeps the statistics on the CPU, and so does a build or a
      * machine without a GPU where the oracle ran on the CPU */
     if (ocfg && ocfg->use_gpu && adm_tensor_numel(ov) > 0) {
+        double tt = adm_trace_ms();
         if ((st = adm_h_stats_dev_try(ov, oc, ref, &sdev)) != ADM_OK) goto fail_prefix;
+        adm_trace_part("replay.stats_open", tt, -1);
     }
     /* on the CPU: every candidate's statistics in one pass over the outputs */
     if (!sdev && adm_tensor_numel(ov) > 0) {
@@ -132,9 +142,16 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
         strcpy(out->names[k], cand.name);
         out->n = k + 1;
         out->stats_device += adm_h_stats_dev_serves(sdev, &in);
+        double tt = adm_trace_ms();
         if ((st = adm_judge(&in, gcfg, &out->verdicts[k])) != ADM_OK) {
             adm_error_prefix("%s: candidate '%s': ", path, cand.name);
             goto done;
+        }
+        if (adm_trace_on()) {
+            char part[160];
+            snprintf(part, sizeof part, "replay.judge %s stats=%.1f other=%.1f", cand.name,
+                     1e3 * out->seconds[1], 1e3 * out->seconds[2]);
+            adm_trace_part(part, tt, -1);
         }
     }
 done:

@@ -5,6 +5,7 @@
 #include "harness_internal.h"
 #include "adm_fpenv.h"
 #include "adm_oracle.h"
+#include "adm_trace.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -225,7 +226,7 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     const adm_tensor *in2[ADM_OP_MAX_INPUTS], *pin[ADM_OP_MAX_INPUTS], *cref;
     adm_status st;
     int nv = 0, axis = -1, cols = 0;
-    double t0 = adm_h_now(), t1;
+    double t0 = adm_h_now(), t1, tt = adm_trace_ms();
 
     memset(out, 0, sizeof *out);
     memset(&r, 0, sizeof r);
@@ -243,6 +244,8 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
         adm_error_prefix("reference '%s' refuses the capture's inputs: ", ref->name);
         return st;
     }
+    adm_trace_part("run.impl_reference", tt, -1);
+    tt = adm_trace_ms();
     if ((st = cand->run(cand, p, inputs, &c)) != ADM_OK) {
         adm_error_prefix("candidate '%s' refuses the capture's inputs: ", cand->name);
         adm_tensor_free(&r);
@@ -250,12 +253,16 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     }
     t1 = adm_h_now();
     out->seconds[1] = t1 - t0;
+    adm_trace_part("run.impl_candidate", tt, -1);
+    tt = adm_trace_ms();
     /* the oracle, sharp to the reference's error scale */
     if ((st = adm_oracle_create(ocfg, &o)) != ADM_OK) goto done;
     if ((st = adm_oracle_eval(o, op, p, inputs, &orc)) != ADM_OK) goto done;
     if ((st = adm_oracle_refine(o, op, p, inputs, &orc, adm_judge_resolve_scale(&orc.value, &r))) != ADM_OK) goto done;
     t0 = adm_h_now();
     out->seconds[2] = t0 - t1;
+    adm_trace_part("run.oracle", tt, -1);
+    tt = adm_trace_ms();
     /* probes and views on the first ADM_PROBE_ROWS rows and the first
      * ADM_PROBE_COLS output channels; the views compare with the
      * candidate's own output on that cut */
@@ -317,6 +324,8 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
         adm_tensor_free(&storage);
     }
     out->seconds[3] = adm_h_now() - t0;
+    adm_trace_part("run.probes_views", tt, -1);
+    tt = adm_trace_ms();
     memset(&ji, 0, sizeof ji);
     ji.oracle = &orc.value;
     ji.bound = &orc.bound;
@@ -337,10 +346,17 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
      * outputs allow (replay's rule: harness/replay.c) */
     if (ocfg && ocfg->use_gpu && adm_tensor_numel(&orc.value) > 0) {
         if ((st = adm_h_stats_dev_try(&orc.value, orc.has_cond ? &orc.cond : NULL, &r, &sdev)) != ADM_OK) goto done;
+        adm_trace_part("run.stats_open", tt, -1);
+        tt = adm_trace_ms();
         ji.stats_dev = sdev;
         out->stats_device = adm_h_stats_dev_serves(sdev, &ji);
     }
     st = adm_judge(&ji, gcfg, &out->verdict);
+    if (adm_trace_on()) {
+        char part[160];
+        snprintf(part, sizeof part, "run.judge stats=%.1f other=%.1f", 1e3 * out->seconds[4], 1e3 * out->seconds[5]);
+        adm_trace_part(part, tt, -1);
+    }
     out->mpfr_refined = orc.mpfr_refined;
     out->probes = N_PROBES;
     out->views = nv;

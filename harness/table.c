@@ -8,6 +8,7 @@
 #include "harness_internal.h"
 #include "adm_oracle.h"
 #include "adm_fpenv.h"
+#include "adm_trace.h"
 #include "plugin_sandbox.h"
 
 #include <jansson.h>
@@ -56,13 +57,14 @@ static adm_status measure_one(const char *capture, const char *want_op, const ch
     const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
     const adm_impl *ref = NULL, *cand = NULL;
     adm_status st;
-    double t0 = adm_h_now(), read_s = 0;
+    double t0 = adm_h_now(), read_s = 0, tt = adm_trace_ms();
     *field = "captures";
     *in_run = 0;
     if ((st = adm_capture_read_sandboxed_plan(capture, NULL, adm_plan_check, plan, &cap)) != ADM_OK ||
         (st = adm_capture_validate(cap)) != ADM_OK)
         goto done;
     read_s = adm_h_now() - t0;
+    adm_trace_part("run.read", tt, -1);
     op = adm_op_find(adm_capture_op(cap));
     if (want_op && strcmp(want_op, adm_capture_op(cap)) != 0) {
         st = ADM_FAIL(ADM_ERR_INVALID, "%s: the capture's op is '%s', the entry's '%s'", capture, adm_capture_op(cap),

@@ -307,7 +307,10 @@ static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_res
     int64_t terms = mpfr_terms(c), budget = o->cfg.mpfr_budget, blunt = 0, left = 0;
     double spent = 0, maxb = 0;
     /* one pass counts the blunt elements and takes the max bound, which
-     * stands where there are none to refine (the usual case) */
+     * stands where there are none to refine (the usual case); over the
+     * oracle's threads: a count and a max come out the same in any order
+     * (100 ms on one thread for FLUX.1's MLP output, 50M elements) */
+#pragma omp parallel for num_threads(c->threads) schedule(static) reduction(+ : blunt) reduction(max : maxb)
     for (int64_t i = 0; i < c->numel; i++) {
         int fin = isfinite(val[i]);
         blunt += fin && bnd[i] > thr;
@@ -342,9 +345,11 @@ static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_res
     if (r->mpfr_refined == c->numel) r->assumption = NULL; /* every element proven */
     r->max_bound = maxb;
     if (thr > 0 && blunt > 0) {
-        r->max_bound = 0;
+        double m = 0;
+#pragma omp parallel for num_threads(c->threads) schedule(static) reduction(max : m)
         for (int64_t i = 0; i < c->numel; i++)
-            if (isfinite(val[i]) && bnd[i] > r->max_bound) r->max_bound = bnd[i];
+            if (isfinite(val[i]) && bnd[i] > m) m = bnd[i];
+        r->max_bound = m;
     }
     return ADM_OK;
 }

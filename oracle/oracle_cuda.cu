@@ -14,12 +14,17 @@
 #include <stdlib.h>
 #include <vector>
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <new>
+#include <string.h>
+#include <thread>
 
 #include <mpfr.h> /* before the extern "C" block: gmp.h brings C++ headers */
 extern "C" {
 #include "oracle_internal.h"
+#include "adm_cuda_module.h"
+#include "adm_trace.h"
 }
 #include "adm_cuda_check.h"
 #include "scalar_fns.h"
@@ -32,6 +37,53 @@ struct dev {
     void *p = nullptr;
     ~dev() { if (p) cudaFree(p); }
     double *d() { return (double *)p; }
+    void release() { if (p) cudaFree(p); p = nullptr; }
+};
+
+/* ADM_CUDA_TRACE (core/adm_trace.h): each part's wall time and device
+ * time (CUDA events), the device synchronized at each mark; only while
+ * tracing (on), else every call returns at once. The first tracer of the
+ * process times the CUDA context's creation (cudaFree(0)) on its own. */
+struct tracer {
+    bool on;
+    double t0 = 0;
+    cudaEvent_t a = nullptr, b = nullptr;
+    tracer() : on(adm_trace_on() != 0)
+    {
+        static std::once_flag ctx;
+        if (!on) return;
+        std::call_once(ctx, [] {
+            double t = adm_trace_ms();
+            cudaFree(0);
+            adm_trace_part("cuda.context", t, -1);
+        });
+        cudaEventCreate(&a);
+        cudaEventCreate(&b);
+        start();
+    }
+    ~tracer()
+    {
+        if (a) cudaEventDestroy(a);
+        if (b) cudaEventDestroy(b);
+    }
+    void start()
+    {
+        if (!on) return;
+        cudaDeviceSynchronize();
+        t0 = adm_trace_ms();
+        cudaEventRecord(a);
+    }
+    void mark(const char *part)
+    {
+        float ms = -1;
+        if (!on) return;
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        cudaDeviceSynchronize();
+        if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess) ms = -1;
+        adm_trace_part(part, t0, ms);
+        start();
+    }
 };
 
 /* One cuBLAS handle per device for the process, created on its first
@@ -54,8 +106,82 @@ adm_status blas_get(cublasHandle_t *h)
         return adm_error_set(ADM_ERR_UNSUPPORTED, __FILE__, __LINE__, "oracle on the GPU: device %d (at most %d)", d,
                              BLAS_DEVICES);
     std::lock_guard<std::mutex> g(blas_mu);
-    if (!blas_h[d]) ADM_CUBLAS_CHECK(cublasCreate(&blas_h[d]));
+    if (!blas_h[d]) {
+        double t = adm_trace_ms();
+        ADM_CUBLAS_CHECK(cublasCreate(&blas_h[d]));
+        adm_trace_part("cublas.create", t, -1);
+    }
     *h = blas_h[d];
+    return ADM_OK;
+}
+
+/* Device-to-host copies of the oracle's results: 403 MB an array at
+ * FLUX.1's MLP, into freshly allocated pageable pages. cudaMemcpy to
+ * pageable memory goes through the driver's own staging, one thread,
+ * which also takes every page fault of the destination; here the bytes
+ * go in chunks through pinned staging buffers, one a thread, each thread
+ * copying its chunk on to the destination, so that the faults and the
+ * host copies run DL_THREADS wide while the DMA engine works. Bytes are
+ * copied, not converted: the host gets the same bits. The buffers are
+ * the process's (made by the first large copy or by adm_o_cuda_warm),
+ * used by one copy at a time. */
+enum { DL_THREADS = 8 };
+const size_t DL_CHUNK = (size_t)16 << 20;
+const size_t DL_MIN = (size_t)64 << 20; /* below it, cudaMemcpy */
+std::mutex dl_mu;
+void *dl_stage[DL_THREADS];
+bool dl_failed;
+
+/* dl_mu held: the staging buffers, or false where they cannot be had. */
+bool dl_stages()
+{
+    if (dl_failed) return false;
+    for (int t = 0; t < DL_THREADS; t++)
+        if (!dl_stage[t] && cudaHostAlloc(&dl_stage[t], DL_CHUNK, cudaHostAllocPortable) != cudaSuccess) {
+            cudaGetLastError();
+            dl_stage[t] = nullptr;
+            dl_failed = true;
+            return false;
+        }
+    return true;
+}
+
+adm_status d2h(void *dst, const void *src, size_t bytes)
+{
+    std::unique_lock<std::mutex> g(dl_mu, std::defer_lock);
+    if (bytes >= DL_MIN) g.lock();
+    if (bytes < DL_MIN || !dl_stages()) {
+        ADM_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+        return ADM_OK;
+    }
+    {
+        int dev = 0, nt = (int)std::min<size_t>(DL_THREADS, (bytes + DL_CHUNK - 1) / DL_CHUNK);
+        std::atomic<size_t> next{0};
+        cudaError_t err[DL_THREADS];
+        std::vector<std::thread> th;
+        ADM_CUDA_CHECK(cudaGetDevice(&dev));
+        for (int t = 0; t < nt; t++) {
+            err[t] = cudaSuccess;
+            th.emplace_back([&, t] {
+                cudaStream_t s = nullptr;
+                /* a blocking stream: ordered after the legacy default
+                 * stream's work, which made src */
+                if ((err[t] = cudaSetDevice(dev)) != cudaSuccess || (err[t] = cudaStreamCreate(&s)) != cudaSuccess)
+                    return;
+                for (size_t c; (c = next.fetch_add(1)) * DL_CHUNK < bytes;) {
+                    size_t off = c * DL_CHUNK, n = std::min(DL_CHUNK, bytes - off);
+                    if ((err[t] = cudaMemcpyAsync(dl_stage[t], (const char *)src + off, n, cudaMemcpyDeviceToHost,
+                                                  s)) != cudaSuccess ||
+                        (err[t] = cudaStreamSynchronize(s)) != cudaSuccess)
+                        break;
+                    memcpy((char *)dst + off, dl_stage[t], n);
+                }
+                cudaStreamDestroy(s);
+            });
+        }
+        for (auto &x : th) x.join();
+        for (int t = 0; t < nt; t++) ADM_CUDA_CHECK(err[t]);
+    }
     return ADM_OK;
 }
 
@@ -175,7 +301,8 @@ __global__ void widen(const void *span, adm_o_widen_src s, size_t n, double *out
  * spans more than twice its elements (a slice of a larger tensor), is
  * widened on the host (adm_o_rows, adm_tensor_to_f64's bits) and goes up
  * in fp64. */
-adm_status operand_up(const adm_tensor *t, int64_t R, int64_t K, dev *stored, double *out)
+adm_status operand_up(const adm_tensor *t, int64_t R, int64_t K, dev *stored, double *out, tracer *tr,
+                      const char *up_part, const char *widen_part)
 {
     size_t n = (size_t)(R * K);
     adm_o_widen_src s;
@@ -185,14 +312,18 @@ adm_status operand_up(const adm_tensor *t, int64_t R, int64_t K, dev *stored, do
         ADM_CUDA_CHECK(cudaMalloc(&stored->p, es * (size_t)span));
         ADM_CUDA_CHECK(cudaMemcpy(stored->p, (const char *)t->data + es * (size_t)(t->offset + lo), es * (size_t)span,
                                   cudaMemcpyHostToDevice));
+        if (tr) tr->mark(up_part);
         widen<<<grid_for(n), 256>>>(stored->p, s, n, out);
         ADM_CUDA_CHECK(cudaGetLastError());
+        if (tr) tr->mark(widen_part);
         return ADM_OK;
     }
     {
         std::vector<double> h(n);
         adm_o_rows(t, K, 0, R, h.data());
+        if (tr) tr->mark(widen_part);
         ADM_CUDA_CHECK(cudaMemcpy(out, h.data(), sizeof(double) * n, cudaMemcpyHostToDevice));
+        if (tr) tr->mark(up_part);
     }
     return ADM_OK;
 }
@@ -209,7 +340,7 @@ struct cond_room {
 
 /* The condition scale's GEMM into cr->cf (see pipeline). */
 adm_status cond_scale(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const double *xd, const double *wd,
-                      const cond_room *cr)
+                      const cond_room *cr, tracer *tr = nullptr)
 {
     const float onef = 1.0f, zerof = 0.0f;
     cudaDataType_t t = cr->tf32 ? CUDA_R_32F : CUDA_R_16BF;
@@ -217,9 +348,11 @@ adm_status cond_scale(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const d
     ADM_CUDA_CHECK(cudaGetLastError());
     cond_operand<<<(int)std::min<int64_t>(N, 65536), 256>>>(wd, N, K, cr->wa, cr->ex + M, cr->tf32);
     ADM_CUDA_CHECK(cudaGetLastError());
+    if (tr) tr->mark("oracle.cond_operand");
     ADM_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &onef, cr->wa, t, (int)K, cr->xa,
                                   t, (int)K, &zerof, cr->cf, CUDA_R_32F, (int)N,
                                   cr->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    if (tr) tr->mark("oracle.cond_gemm");
     return ADM_OK;
 }
 
@@ -237,20 +370,23 @@ adm_status cond_scale(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const d
  * the bf16 GEMM costs about a tenth of it. */
 adm_status pipeline(cublasHandle_t h, int64_t M, int64_t K, int64_t N, const double *xd, const double *wd,
                     const double *bias, int gelu, double *nx, double *nw, double *val, double *bnd,
-                    const cond_room *cr, double *cond)
+                    const cond_room *cr, double *cond, tracer *tr = nullptr)
 {
     const double one = 1.0, zero = 0.0;
     row_norms<<<(int)std::min<int64_t>(M, 65536), 256>>>(xd, M, K, nx);
     ADM_CUDA_CHECK(cudaGetLastError());
     row_norms<<<(int)std::min<int64_t>(N, 65536), 256>>>(wd, N, K, nw);
     ADM_CUDA_CHECK(cudaGetLastError());
+    if (tr) tr->mark("oracle.row_norms");
     /* row-major val[M,N] = x[M,K] w[N,K]^T is column-major val^T = w x^T */
     ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, wd, (int)K, xd, (int)K,
                                  &zero, val, (int)N));
-    if (cond) ADM_TRY(cond_scale(h, M, K, N, xd, wd, cr));
+    if (tr) tr->mark("oracle.dgemm");
+    if (cond) ADM_TRY(cond_scale(h, M, K, N, xd, wd, cr, tr));
     epilogue<<<grid_for((size_t)M * N), 256>>>(val, bnd, cond, cond ? cr->cf : nullptr, cond ? cr->ex : nullptr, nx,
                                                nw, bias, M, N, adm_gamma_up((double)(K - 1)), gelu);
     ADM_CUDA_CHECK(cudaGetLastError());
+    if (tr) tr->mark("oracle.epilogue");
     return ADM_OK;
 }
 
@@ -411,11 +547,15 @@ void keep(dev *dv, dev *dc, size_t n, const double *val, const double *cond)
 
 /* The oracle's n values, bounds and (where wanted: cond) condition scales
  * back to the host; the values and scales also stay on the device (keep). */
-adm_status download(dev &dv, dev &db, dev &dc, size_t n, double *val, double *bnd, double *cond)
+adm_status download(dev &dv, dev &db, dev &dc, size_t n, double *val, double *bnd, double *cond,
+                    tracer *tr = nullptr)
 {
-    ADM_CUDA_CHECK(cudaMemcpy(val, dv.p, 8 * n, cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(bnd, db.p, 8 * n, cudaMemcpyDeviceToHost));
-    if (cond) ADM_CUDA_CHECK(cudaMemcpy(cond, dc.p, 8 * n, cudaMemcpyDeviceToHost));
+    ADM_TRY(d2h(val, dv.p, 8 * n));
+    if (tr) tr->mark("oracle.download_val");
+    ADM_TRY(d2h(bnd, db.p, 8 * n));
+    if (tr) tr->mark("oracle.download_bnd");
+    if (cond) ADM_TRY(d2h(cond, dc.p, 8 * n));
+    if (tr && cond) tr->mark("oracle.download_cond");
     keep(&dv, &dc, n, val, cond);
     return ADM_OK;
 }
@@ -475,16 +615,16 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
     ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * n));
     ADM_CUDA_CHECK(cudaMalloc(&db.p, 8 * n));
     if (c->cond) ADM_CUDA_CHECK(cudaMalloc(&dc.p, 8 * n));
-    ADM_TRY(operand_up(c->in[0], 1, (int64_t)n, &sx, dx.d()));
+    ADM_TRY(operand_up(c->in[0], 1, (int64_t)n, &sx, dx.d(), nullptr, nullptr, nullptr));
     if (id == OP_SWIGLU || id == OP_GATED_RESIDUAL) {
         ADM_CUDA_CHECK(cudaMalloc(&dy.p, 8 * n));
-        ADM_TRY(operand_up(c->in[id == OP_SWIGLU ? 1 : 2], 1, (int64_t)n, &sy, dy.d()));
+        ADM_TRY(operand_up(c->in[id == OP_SWIGLU ? 1 : 2], 1, (int64_t)n, &sy, dy.d(), nullptr, nullptr, nullptr));
     }
     if (id == OP_GATED_RESIDUAL) {
         adm_tensor gv;
         ADM_TRY(adm_tensor_broadcast(c->in[1], c->ndim, c->shape, &gv));
         ADM_CUDA_CHECK(cudaMalloc(&dg.p, 8 * n));
-        ADM_TRY(operand_up(&gv, 1, (int64_t)n, &sg, dg.d())); /* a broadcast: stride 0, widened where stored */
+        ADM_TRY(operand_up(&gv, 1, (int64_t)n, &sg, dg.d(), nullptr, nullptr, nullptr)); /* a broadcast: stride 0, widened where stored */
     }
     elementwise<<<grid_for(n), 256>>>((int)id, c->p->gelu_tanh, c->p->factor, dx.d(), dy.d(), dg.d(), dv.d(), db.d(),
                                       dc.d(), n);
@@ -493,13 +633,63 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
     return ADM_OK;
 }
 
+/* The first DGEMM and tensor-core GEMM of a process cost some 50 ms each
+ * beyond their arithmetic (H200, FLUX.1's MLP: cuBLAS loads its kernels
+ * lazily and sets itself up on first use): paid here, on the warm-up
+ * thread, with the DGEMM and the bf16 GEMM (the condition scale of bf16
+ * inputs, DiT's) on zeros of a size whose kernels are the large shapes'
+ * (2048^3; H200: the first DGEMM of a FLUX.1 MLP replay then took 5.0 ms
+ * against 48.5, its condition GEMM 0.65 against 47.1). The TF32 GEMM of
+ * other formats is left to its first use. Results are not read. */
+static adm_status gemm_warm(cublasHandle_t h)
+{
+    const int n = 2048;
+    const double one = 1.0, zero = 0.0;
+    const float onef = 1.0f, zerof = 0.0f;
+    dev a, b, c;
+    double t = adm_trace_ms();
+    ADM_CUDA_CHECK(cudaMalloc(&a.p, 8 * (size_t)n * n));
+    ADM_CUDA_CHECK(cudaMalloc(&b.p, 8 * (size_t)n * n));
+    ADM_CUDA_CHECK(cudaMalloc(&c.p, 8 * (size_t)n * n));
+    ADM_CUDA_CHECK(cudaMemset(a.p, 0, 8 * (size_t)n * n));
+    ADM_CUDA_CHECK(cudaMemset(b.p, 0, 8 * (size_t)n * n));
+    ADM_CUBLAS_CHECK(cublasDgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, a.d(), n, b.d(), n, &zero, c.d(), n));
+    ADM_CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &onef, a.p, CUDA_R_16BF, n, b.p, CUDA_R_16BF,
+                                  n, &zerof, c.p, CUDA_R_32F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    ADM_CUDA_CHECK(cudaDeviceSynchronize());
+    adm_trace_part("oracle.gemm_warm", t, -1);
+    return ADM_OK;
+}
+
+/* The download buffers are pinned on a thread of their own (65 ms on the
+ * H200, host work) while the GEMMs warm up on the device. */
+extern "C" adm_status adm_o_cuda_warm(void)
+{
+    cublasHandle_t h;
+    adm_status st;
+    int dev = 0;
+    ADM_CUDA_CHECK(cudaGetDevice(&dev));
+    std::thread stage([dev] {
+        std::lock_guard<std::mutex> g(dl_mu);
+        double t = adm_trace_ms();
+        /* this thread's device: no context made on another */
+        if (cudaSetDevice(dev) == cudaSuccess) dl_stages();
+        else cudaGetLastError();
+        adm_trace_part("oracle.staging_alloc", t, -1);
+    });
+    if ((st = blas_get(&h)) == ADM_OK) st = gemm_warm(h);
+    stage.join();
+    return st;
+}
+
 extern "C" int adm_o_cuda_usable(void)
 {
     int n = 0;
     return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
 }
 
-extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd)
+/* adm_o_cuda_gemm's work; tr marks its parts. */
+static adm_status gemm_run(const adm_o_ctx *c, double *val, double *bnd, tracer *tr)
 {
     adm_op_id id = adm_op_id_of(c->op);
     const adm_tensor *x = c->in[0], *w = c->in[1], *bias = id == OP_MATMUL ? nullptr : c->in[2];
@@ -518,6 +708,7 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
     M = N > 0 ? c->numel / N : 0;
     if (M == 0 || N == 0) return ADM_OK;
     if (K == 0) return ADM_FAIL(ADM_ERR_UNSUPPORTED, "oracle on the GPU: K = 0");
+    tr->mark("oracle.setup");
     ADM_CUDA_CHECK(cudaMalloc(&xd.p, sizeof(double) * (size_t)(M * K)));
     ADM_CUDA_CHECK(cudaMalloc(&wd.p, sizeof(double) * (size_t)(N * K)));
     ADM_CUDA_CHECK(cudaMalloc(&bd.p, sizeof(double) * (size_t)N));
@@ -529,20 +720,40 @@ extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *b
         ADM_TRY(cond_alloc(M, K, N, !(x->dtype == ADM_BF16 && wt.dtype == ADM_BF16), &xa, &wa, &exd, &cf, &cr));
         ADM_CUDA_CHECK(cudaMalloc(&cd.p, sizeof(double) * (size_t)(M * N)));
     }
-    ADM_TRY(operand_up(x, M, K, &xs, xd.d()));
-    ADM_TRY(operand_up(&wt, N, K, &ws, wd.d()));
+    tr->mark("oracle.alloc");
+    ADM_TRY(operand_up(x, M, K, &xs, xd.d(), tr, "oracle.upload_x", "oracle.widen_x"));
+    ADM_TRY(operand_up(&wt, N, K, &ws, wd.d(), tr, "oracle.upload_w", "oracle.widen_w"));
     if (bias) {
         std::vector<double> hb((size_t)N);
         for (int64_t j = 0; j < N; j++) hb[(size_t)j] = adm_tensor_get(bias, j);
         ADM_CUDA_CHECK(cudaMemcpy(bd.p, hb.data(), sizeof(double) * hb.size(), cudaMemcpyHostToDevice));
     }
+    tr->mark("oracle.upload_bias");
     ADM_TRY(blas_get(&h));
+    tr->mark("oracle.blas_get");
     ADM_TRY(pipeline(h, M, K, N, xd.d(), wd.d(), bias ? bd.d() : nullptr, gelu, nx.d(), nw.d(), vd.d(), bnd_d.d(), &cr,
-                     cd.d()));
+                     cd.d(), tr));
     ADM_CUDA_CHECK(cudaDeviceSynchronize());
-    ADM_TRY(download(vd, bnd_d, cd, (size_t)(M * N), val, bnd, c->cond));
+    ADM_TRY(download(vd, bnd_d, cd, (size_t)(M * N), val, bnd, c->cond, tr));
+    if (tr->on) { /* what the destructors would free, timed */
+        for (dev *d : {&xd, &wd, &bd, &nx, &nw, &vd, &bnd_d, &xa, &wa, &exd, &cf, &cd, &xs, &ws}) d->release();
+        tr->mark("oracle.free");
+    }
     return ADM_OK;
 }
+
+extern "C" adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd)
+{
+    double t = adm_trace_ms();
+    adm_status st;
+    {
+        tracer tr;
+        st = gemm_run(c, val, bnd, &tr);
+    }
+    adm_trace_part("oracle.gemm_total", t, -1);
+    return st;
+}
+
 
 extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int reps, double *ms)
 {
