@@ -517,6 +517,7 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
     gate_exact(in, v);
     adm_h_decide_tier(v);
     if (in->seconds) in->seconds[1] += adm_h_now() - t1;
+    if (in->stats_dev && in->seconds) adm_h_trace_since("other_gates", t1);
     return ADM_OK;
 error:
     /* no verdict: a caller that ignores the status still admits nothing */

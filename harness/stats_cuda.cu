@@ -10,6 +10,10 @@
  * it still holds them (oracle/oracle_cuda.cu, adm_o_cuda_kept_take), so
  * after a GPU evaluation only the reference and the candidates go up. */
 #include <cuda_fp16.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 #include <cuda_runtime.h>
 
@@ -50,6 +54,57 @@ struct sess {
         cudaFree(chans);
         cudaFree(mg);
         cudaFree(ph);
+    }
+};
+
+/* ADM_CUDA_TRACE=1 (read once): each part's milliseconds on stderr as
+ * "adm-trace stats.<part> <ms>", kernels timed by events, the rest by the
+ * host's clock; the device is synchronized around a part only then. */
+bool tracing()
+{
+    static const bool on = [] {
+        const char *e = getenv("ADM_CUDA_TRACE");
+        return e && !strcmp(e, "1");
+    }();
+    return on;
+}
+
+double host_ms()
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct span {
+    const char *name;
+    bool kernel, done = false;
+    cudaEvent_t b = nullptr, e = nullptr;
+    double h0 = 0;
+    span(const char *n, bool k) : name(n), kernel(k)
+    {
+        if (!tracing()) return;
+        (void)cudaDeviceSynchronize();
+        h0 = host_ms();
+        if (kernel && (cudaEventCreate(&b) != cudaSuccess || cudaEventCreate(&e) != cudaSuccess ||
+                       cudaEventRecord(b) != cudaSuccess))
+            kernel = false;
+    }
+    void end()
+    {
+        float ms = 0;
+        if (!tracing() || done) return;
+        done = true;
+        if (kernel && cudaEventRecord(e) == cudaSuccess && cudaEventSynchronize(e) == cudaSuccess &&
+            cudaEventElapsedTime(&ms, b, e) == cudaSuccess) {
+            fprintf(stderr, "adm-trace stats.%s %.3f\n", name, (double)ms);
+            return;
+        }
+        (void)cudaDeviceSynchronize();
+        fprintf(stderr, "adm-trace stats.%s %.3f\n", name, host_ms() - h0);
+    }
+    ~span()
+    {
+        if (b) cudaEventDestroy(b);
+        if (e) cudaEventDestroy(e);
     }
 };
 
@@ -236,6 +291,7 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
         /* the GPU oracle's copies where it still holds them (the kernels
          * only read o and cnd), else the host's uploaded */
         const double *ko = nullptr, *kc = nullptr;
+        span t("open_oracle", false);
         if ((s->kept = adm_o_cuda_kept_take(d->o, d->cond, (int64_t)n, &ko, &kc))) {
             s->o = const_cast<double *>(ko);
             s->cnd = const_cast<double *>(kc);
@@ -247,21 +303,32 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
                 ADM_CUDA_CHECK(cudaMemcpy(s->cnd, d->cond, 8 * n, cudaMemcpyHostToDevice));
             }
         }
+        t.end();
     }
-    ADM_CUDA_CHECK(cudaMalloc(&s->ref, storage(s->ref_dt) * (n ? n : 1)));
-    ADM_CUDA_CHECK(cudaMemcpy(s->ref, d->ref, storage(s->ref_dt) * n, cudaMemcpyHostToDevice));
+    {
+        span t("open_ref_upload", false);
+        ADM_CUDA_CHECK(cudaMalloc(&s->ref, storage(s->ref_dt) * (n ? n : 1)));
+        ADM_CUDA_CHECK(cudaMemcpy(s->ref, d->ref, storage(s->ref_dt) * n, cudaMemcpyHostToDevice));
+        t.end();
+    }
     if (!s->has_cnd) {
         ADM_CUDA_CHECK(cudaMalloc(&s->colrms, 8 * (size_t)(d->N + 1)));
         ADM_CUDA_CHECK(cudaMalloc(&s->rowfloor, 8 * (size_t)(d->R + 1)));
+        span t("col_rms", true);
         col_rms<<<grid(d->N, 256), 256>>>(s->o, d->R, d->N, s->colrms);
         ADM_CUDA_CHECK(cudaGetLastError());
+        t.end();
+        span u("row_rms", true);
         row_rms<<<grid(d->R, 256), 256>>>(s->o, d->R, d->N, s->rowfloor);
         ADM_CUDA_CHECK_LAUNCH();
+        u.end();
     }
+    span t("open_alloc", false);
     ADM_CUDA_CHECK(cudaMalloc(&s->rows, 8 * (size_t)(d->R * RAW_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->chans, 8 * (size_t)(d->ns * d->N * RAW_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->mg, 8 * (size_t)(d->nb * MG_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->ph, 8 * (size_t)(d->nb * HIST_BLOCK + 1)));
+    t.end();
     return ADM_OK;
 }
 
@@ -269,6 +336,7 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
 {
     size_t n = (size_t)(s->R * s->N), bytes = storage((adm_dtype)cand_dt) * n;
     args a;
+    span up("cand_upload", false);
     if (bytes > s->cand_cap) {
         cudaFree(s->cand);
         s->cand = nullptr;
@@ -280,22 +348,31 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
     ADM_CUDA_CHECK(cudaMemcpy(s->cand, cand, bytes, cudaMemcpyHostToDevice));
     ADM_CUDA_CHECK(cudaMemset(s->ph, 0, 8 * (size_t)(s->nb * HIST_BLOCK + 1)));
     ADM_CUDA_CHECK(cudaMemset(s->mg, 0, 8 * (size_t)(s->nb * MG_NS + 1)));
+    up.end();
     a = args_of(s);
     if (n) {
+        span k1("row_sums", true);
         row_sums<<<grid(s->R, WARPS), WARPS * LANES>>>(a, s->rows);
         ADM_CUDA_CHECK(cudaGetLastError());
+        k1.end();
+        span k2("chan_sums", true);
         chan_sums<<<grid(s->ns * s->N, 128), 128>>>(a, s->chans);
         ADM_CUDA_CHECK(cudaGetLastError());
+        k2.end();
+        span k3("block_sums", true);
         block_sums<<<grid(s->nb, WARPS), WARPS * LANES>>>(a, s->mg, s->ph);
         ADM_CUDA_CHECK_LAUNCH();
+        k3.end();
     } else { /* no element: the sums are zero, as the CPU's */
         ADM_CUDA_CHECK(cudaMemset(s->rows, 0, 8 * (size_t)(s->R * RAW_NS + 1)));
         ADM_CUDA_CHECK(cudaMemset(s->chans, 0, 8 * (size_t)(s->ns * s->N * RAW_NS + 1)));
     }
+    span dn("download", false);
     ADM_CUDA_CHECK(cudaMemcpy(rows, s->rows, 8 * (size_t)(s->R * RAW_NS), cudaMemcpyDeviceToHost));
     ADM_CUDA_CHECK(cudaMemcpy(chans, s->chans, 8 * (size_t)(s->ns * s->N * RAW_NS), cudaMemcpyDeviceToHost));
     ADM_CUDA_CHECK(cudaMemcpy(mg, s->mg, 8 * (size_t)(s->nb * MG_NS), cudaMemcpyDeviceToHost));
     ADM_CUDA_CHECK(cudaMemcpy(ph, s->ph, 8 * (size_t)(s->nb * HIST_BLOCK), cudaMemcpyDeviceToHost));
+    dn.end();
     return ADM_OK;
 }
 
