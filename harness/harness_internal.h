@@ -100,6 +100,7 @@ typedef struct adm_h_stats_raw {
     double *rows, *chans, *mg;
     int64_t *ph;
     double bytes;               /* what adm_h_stats_alloc asked calloc for */
+    int merged;                 /* 1: chans holds the stripes' sum (adm_h_stats_merge done) */
 } adm_h_stats_raw;
 
 /* Zeroed arrays for the shape (ADM_ERR_NOMEM, nothing held, when short). */
@@ -121,6 +122,9 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
  * the reference's format; has_cnd: the ulps were taken at the oracle's
  * condition scale. */
 void adm_h_stats_finish(adm_h_stats_raw *s, adm_dtype fmt, int has_cnd, adm_verdict *v);
+/* The stripes' channel sums added into the first, in stripe order (once:
+ * sets merged). */
+void adm_h_stats_merge(adm_h_stats_raw *s);
 
 /* Gates 1 and 2 and the evidence gate of one capture (harness/evidence.c):
  * one pass over the output (per-row and per-channel sums together) fills
@@ -161,7 +165,7 @@ int adm_h_stats_dev_borrowed(const adm_h_stats_dev *d);
 int adm_h_stats_dev_serves(const adm_h_stats_dev *d, const adm_judge_input *in);
 adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v);
 /* The raw sums of in on the GPU into s (allocated for its shape; in
- * served by d). */
+ * served by d), its channel stripes merged on the device (s->merged). */
 adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, adm_h_stats_raw *s);
 /* The same sums on the CPU for the candidates of one capture at once
  * (harness/stats_batch.c): the oracle's and the reference's terms once per

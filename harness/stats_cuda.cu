@@ -35,11 +35,17 @@ struct sess {
     double *o = nullptr, *cnd = nullptr, *colrms = nullptr, *rowfloor = nullptr;
     void *ref = nullptr, *cand = nullptr;
     size_t cand_cap = 0;
-    double *rows = nullptr, *chans = nullptr, *mg = nullptr;
+    double *rows = nullptr, *chans = nullptr, *ctot = nullptr, *mg = nullptr;
     unsigned long long *ph = nullptr;
     void *kept = nullptr; /* o and cnd borrowed from the GPU oracle (adm_o_cuda_kept_take), not owned */
+    /* st0: uploads, row and channel sums, downloads; st1: the block sums
+     * (few thread blocks, latency-bound) beside them */
+    cudaStream_t st0 = nullptr, st1 = nullptr;
+    cudaEvent_t up = nullptr, bs = nullptr;
     ~sess()
     {
+        if (st0) cudaStreamSynchronize(st0);
+        if (st1) cudaStreamSynchronize(st1);
         if (kept) {
             adm_o_cuda_kept_put(kept);
         } else {
@@ -52,8 +58,13 @@ struct sess {
         cudaFree(cand);
         cudaFree(rows);
         cudaFree(chans);
+        cudaFree(ctot);
         cudaFree(mg);
         cudaFree(ph);
+        if (up) cudaEventDestroy(up);
+        if (bs) cudaEventDestroy(bs);
+        if (st0) cudaStreamDestroy(st0);
+        if (st1) cudaStreamDestroy(st1);
     }
 };
 
@@ -77,15 +88,16 @@ double host_ms()
 struct span {
     const char *name;
     bool kernel, done = false;
+    cudaStream_t st;
     cudaEvent_t b = nullptr, e = nullptr;
     double h0 = 0;
-    span(const char *n, bool k) : name(n), kernel(k)
+    span(const char *n, bool k, cudaStream_t s = 0) : name(n), kernel(k), st(s)
     {
         if (!tracing()) return;
         (void)cudaDeviceSynchronize();
         h0 = host_ms();
         if (kernel && (cudaEventCreate(&b) != cudaSuccess || cudaEventCreate(&e) != cudaSuccess ||
-                       cudaEventRecord(b) != cudaSuccess))
+                       cudaEventRecord(b, st) != cudaSuccess))
             kernel = false;
     }
     void end()
@@ -93,7 +105,7 @@ struct span {
         float ms = 0;
         if (!tracing() || done) return;
         done = true;
-        if (kernel && cudaEventRecord(e) == cudaSuccess && cudaEventSynchronize(e) == cudaSuccess &&
+        if (kernel && cudaEventRecord(e, st) == cudaSuccess && cudaEventSynchronize(e) == cudaSuccess &&
             cudaEventElapsedTime(&ms, b, e) == cudaSuccess) {
             fprintf(stderr, "adm-trace stats.%s %.3f\n", name, (double)ms);
             return;
@@ -169,35 +181,37 @@ __global__ void row_rms(const double *o, int64_t R, int64_t N, double *out)
     }
 }
 
-/* A warp's elements measured in parallel, then taken in order by lane 0. */
-struct lane_elem {
-    adm_se_elem e;
-    double o, d, nontriv;
-    int ok;
-};
+/* Term tables in shared memory: one element's addends a row, the rows'
+ * stride odd so that the lanes storing one number each (8 bytes, two
+ * banks) of consecutive elements hit distinct banks. */
+enum { RAW_LD = RAW_NS | 1, MG_LD = MG_NS | 1 };
+static_assert((int)MG_NS == (int)LANES, "block_sums: one lane per magnitude number");
+static_assert((int)RAW_NS <= (int)LANES, "row_sums: one lane per raw sum");
 
-/* One warp per row: the row's sums in channel order. */
+/* One warp per row: each lane measures one element of a chunk of 32 and
+ * stores its addends (adm_se_raw_terms); then lane k adds the chunk's
+ * addends to sum k in channel order, as raw_add2 on the CPU. */
 __global__ void row_sums(args a, double *rows)
 {
-    __shared__ lane_elem sh[WARPS][LANES];
+    __shared__ double T[WARPS][LANES][RAW_LD];
+    __shared__ int ok[WARPS][LANES];
     int w = threadIdx.x / LANES, lane = threadIdx.x % LANES;
     for (int64_t row = blockIdx.x * (int64_t)WARPS + w; row < a.R; row += (int64_t)gridDim.x * WARPS) {
-        double g[RAW_NS], scratch[RAW_NS];
-        for (int t = 0; t < RAW_NS; t++) g[t] = scratch[t] = 0;
+        double g = 0;
         for (int64_t j0 = 0; j0 < a.N; j0 += LANES) {
-            lane_elem *le = &sh[w][lane];
             int64_t j = j0 + lane;
-            le->ok = j < a.N && elem(a, row, j, &le->o, &le->d, &le->e);
+            double oi, d;
+            adm_se_elem e;
+            int good = j < a.N && elem(a, row, j, &oi, &d, &e);
+            if (good) adm_se_raw_terms(oi, e.u, d, e.er, e.ec, T[w][lane]);
+            ok[w][lane] = good;
             __syncwarp();
-            if (lane == 0)
-                for (int k = 0; k < LANES; k++) {
-                    const lane_elem *x = &sh[w][k];
-                    if (x->ok) raw_add2(g, scratch, x->o, x->e.u, x->d, x->e.er, x->e.ec);
-                }
+            if (lane < RAW_NS)
+                for (int k = 0; k < LANES; k++)
+                    if (ok[w][k]) g += T[w][k][lane];
             __syncwarp();
         }
-        if (lane == 0)
-            for (int t = 0; t < RAW_NS; t++) rows[row * RAW_NS + t] = g[t];
+        if (lane < RAW_NS) rows[row * RAW_NS + lane] = g;
     }
 }
 
@@ -220,34 +234,74 @@ __global__ void chan_sums(args a, double *chans)
     }
 }
 
-/* One warp per block of rows: magnitude sums, maxima and counts in element
- * order, the histograms. */
-__global__ void block_sums(args a, double *mg, unsigned long long *ph)
+/* The stripes' channel sums added in stripe order (adm_h_stats_finish's
+ * merge on the CPU, the same additions): m = N RAW_NS numbers a stripe. */
+__global__ void chan_merge(const double *chans, int64_t ns, int64_t m, double *tot)
 {
-    __shared__ lane_elem sh[WARPS][LANES];
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < m; t += (int64_t)gridDim.x * blockDim.x) {
+        double x = chans[t];
+        for (int64_t st = 1; st < ns; st++) x += chans[st * m + t];
+        tot[t] = x;
+    }
+}
+
+/* Adds 1 to bin slot of H for each active lane, lanes of one bin in one
+ * atomic (counts: any order). Called by the whole warp. */
+__device__ void hist_add(unsigned long long *H, int slot, bool active)
+{
+    unsigned act = __ballot_sync(0xffffffffu, active);
+    if (!active) return;
+    unsigned peers = __match_any_sync(act, slot);
+    if (__ffs(peers) - 1 == (int)(threadIdx.x % LANES)) atomicAdd(&H[slot], (unsigned long long)__popc(peers));
+}
+
+/* A block of rows per thread block: its elements (rows bk ADM_SE_RB on,
+ * contiguous in memory) in chunks of BS_CH. BS_PROD producer warps
+ * measure chunk c (one element a lane) into one of two term tables and
+ * the histograms while the consumer warp adds chunk c - 1's terms, lane k
+ * magnitude number k, in element order (adm_se_mag_acc): the CPU's
+ * additions, each number's chain running beside the next chunk's
+ * measuring. */
+enum { BS_PROD = 2, BS_CH = BS_PROD * LANES, BS_THREADS = (BS_PROD + 1) * LANES };
+
+__global__ void __launch_bounds__(BS_THREADS) block_sums(args a, double *mg, unsigned long long *ph)
+{
+    __shared__ double T[2][BS_CH][MG_LD];
+    __shared__ int ok[2][BS_CH];
+    __shared__ unsigned long long H[HIST_BLOCK];
     int w = threadIdx.x / LANES, lane = threadIdx.x % LANES;
-    for (int64_t bk = blockIdx.x * (int64_t)WARPS + w; bk < a.nb; bk += (int64_t)gridDim.x * WARPS) {
-        adm_se_mag m;
-        unsigned long long *H = ph + bk * HIST_BLOCK;
-        memset(&m, 0, sizeof m);
-        for (int64_t row = bk * ADM_SE_RB; row < a.R && row < (bk + 1) * ADM_SE_RB; row++)
-            for (int64_t j0 = 0; j0 < a.N; j0 += LANES) {
-                lane_elem *le = &sh[w][lane];
-                int64_t j = j0 + lane;
-                le->ok = j < a.N && elem(a, row, j, &le->o, &le->d, &le->e);
-                if (le->ok) {
-                    int slot[4];
-                    le->nontriv = adm_se_nontrivial(a.has_cnd, le->o, a.has_cnd ? a.cnd[row * a.N + j] : 0.0);
-                    adm_se_hist_slots(&le->e, slot);
-                    for (int k = 0; k < 4; k++) atomicAdd(&H[slot[k]], 1ull); /* counts: any order */
+    for (int64_t bk = blockIdx.x; bk < a.nb; bk += gridDim.x) {
+        int64_t r1 = (bk + 1) * ADM_SE_RB < a.R ? (bk + 1) * ADM_SE_RB : a.R;
+        int64_t i0 = bk * ADM_SE_RB * a.N, i1 = r1 * a.N, nch = (i1 - i0 + BS_CH - 1) / BS_CH;
+        double m = 0;
+        for (int k = threadIdx.x; k < HIST_BLOCK; k += BS_THREADS) H[k] = 0;
+        __syncthreads();
+        for (int64_t c = 0; c <= nch; c++) {
+            if (w < BS_PROD && c < nch) {
+                int at_ = w * LANES + lane, b = (int)(c & 1), good = 0, slot[4] = {0, 0, 0, 0};
+                int64_t i = i0 + c * BS_CH + at_;
+                if (i < i1) {
+                    int64_t row = i / a.N, j = i - row * a.N;
+                    double oi, d;
+                    adm_se_elem e;
+                    if ((good = elem(a, row, j, &oi, &d, &e))) {
+                        adm_se_mag_terms(&e, oi, d, adm_se_nontrivial(a.has_cnd, oi, a.has_cnd ? a.cnd[i] : 0.0),
+                                         T[b][at_]);
+                        adm_se_hist_slots(&e, slot);
+                    }
                 }
-                __syncwarp();
-                if (lane == 0)
-                    for (int k = 0; k < LANES; k++)
-                        if (sh[w][k].ok) adm_se_mag_add(&m, &sh[w][k].e, sh[w][k].o, sh[w][k].d, sh[w][k].nontriv);
-                __syncwarp();
+                ok[b][at_] = good;
+                for (int k = 0; k < 4; k++) hist_add(H, slot[k], good != 0);
+            } else if (w == BS_PROD && c > 0) {
+                int b = (int)((c - 1) & 1);
+                for (int k = 0; k < BS_CH; k++)
+                    if (ok[b][k]) m = adm_se_mag_acc(lane, m, T[b][k][lane]);
             }
-        if (lane == 0) adm_se_mag_store(&m, mg + bk * MG_NS);
+            __syncthreads();
+        }
+        if (w == BS_PROD) mg[bk * MG_NS + lane] = m;
+        for (int k = threadIdx.x; k < HIST_BLOCK; k += BS_THREADS) ph[bk * HIST_BLOCK + k] = H[k];
+        __syncthreads();
     }
 }
 
@@ -287,6 +341,12 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
     s->fmt = (adm_dtype)d->fmt;
     s->ref_dt = (adm_dtype)d->ref_dt;
     s->has_cnd = d->cond != nullptr;
+    ADM_CUDA_CHECK(cudaStreamCreateWithFlags(&s->st0, cudaStreamNonBlocking));
+    ADM_CUDA_CHECK(cudaStreamCreateWithFlags(&s->st1, cudaStreamNonBlocking));
+    ADM_CUDA_CHECK(cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming));
+    ADM_CUDA_CHECK(cudaEventCreateWithFlags(&s->bs, cudaEventDisableTiming));
+    /* the oracle's work on the device (its own streams) done before ours reads it */
+    ADM_CUDA_CHECK(cudaDeviceSynchronize());
     {
         /* the GPU oracle's copies where it still holds them (the kernels
          * only read o and cnd), else the host's uploaded */
@@ -297,10 +357,10 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
             s->cnd = const_cast<double *>(kc);
         } else {
             ADM_CUDA_CHECK(cudaMalloc(&s->o, 8 * (n ? n : 1)));
-            ADM_CUDA_CHECK(cudaMemcpy(s->o, d->o, 8 * n, cudaMemcpyHostToDevice));
+            ADM_CUDA_CHECK(cudaMemcpyAsync(s->o, d->o, 8 * n, cudaMemcpyHostToDevice, s->st0));
             if (s->has_cnd) {
                 ADM_CUDA_CHECK(cudaMalloc(&s->cnd, 8 * (n ? n : 1)));
-                ADM_CUDA_CHECK(cudaMemcpy(s->cnd, d->cond, 8 * n, cudaMemcpyHostToDevice));
+                ADM_CUDA_CHECK(cudaMemcpyAsync(s->cnd, d->cond, 8 * n, cudaMemcpyHostToDevice, s->st0));
             }
         }
         t.end();
@@ -308,36 +368,41 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
     {
         span t("open_ref_upload", false);
         ADM_CUDA_CHECK(cudaMalloc(&s->ref, storage(s->ref_dt) * (n ? n : 1)));
-        ADM_CUDA_CHECK(cudaMemcpy(s->ref, d->ref, storage(s->ref_dt) * n, cudaMemcpyHostToDevice));
+        ADM_CUDA_CHECK(cudaMemcpyAsync(s->ref, d->ref, storage(s->ref_dt) * n, cudaMemcpyHostToDevice, s->st0));
         t.end();
     }
     if (!s->has_cnd) {
         ADM_CUDA_CHECK(cudaMalloc(&s->colrms, 8 * (size_t)(d->N + 1)));
         ADM_CUDA_CHECK(cudaMalloc(&s->rowfloor, 8 * (size_t)(d->R + 1)));
-        span t("col_rms", true);
-        col_rms<<<grid(d->N, 256), 256>>>(s->o, d->R, d->N, s->colrms);
+        span t("col_rms", true, s->st0);
+        col_rms<<<grid(d->N, 256), 256, 0, s->st0>>>(s->o, d->R, d->N, s->colrms);
         ADM_CUDA_CHECK(cudaGetLastError());
         t.end();
-        span u("row_rms", true);
-        row_rms<<<grid(d->R, 256), 256>>>(s->o, d->R, d->N, s->rowfloor);
-        ADM_CUDA_CHECK_LAUNCH();
+        span u("row_rms", true, s->st0);
+        row_rms<<<grid(d->R, 256), 256, 0, s->st0>>>(s->o, d->R, d->N, s->rowfloor);
+        ADM_CUDA_CHECK(cudaGetLastError());
         u.end();
     }
     span t("open_alloc", false);
     ADM_CUDA_CHECK(cudaMalloc(&s->rows, 8 * (size_t)(d->R * RAW_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->chans, 8 * (size_t)(d->ns * d->N * RAW_NS + 1)));
+    ADM_CUDA_CHECK(cudaMalloc(&s->ctot, 8 * (size_t)(d->N * RAW_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->mg, 8 * (size_t)(d->nb * MG_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->ph, 8 * (size_t)(d->nb * HIST_BLOCK + 1)));
+    /* the uploads and RMS kernels done: a failure is open's */
+    ADM_CUDA_CHECK(cudaStreamSynchronize(s->st0));
     t.end();
     return ADM_OK;
 }
 
 adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double *chans, double *mg, int64_t *ph)
 {
-    size_t n = (size_t)(s->R * s->N), bytes = storage((adm_dtype)cand_dt) * n;
+    size_t n = (size_t)(s->R * s->N), bytes = storage((adm_dtype)cand_dt) * n, m = (size_t)(s->N * RAW_NS);
     args a;
-    span up("cand_upload", false);
+    span up("cand_upload", false, s->st0);
     if (bytes > s->cand_cap) {
+        ADM_CUDA_CHECK(cudaStreamSynchronize(s->st0));
+        ADM_CUDA_CHECK(cudaStreamSynchronize(s->st1));
         cudaFree(s->cand);
         s->cand = nullptr;
         s->cand_cap = 0;
@@ -345,33 +410,50 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
         s->cand_cap = bytes;
     }
     s->cand_dt = (adm_dtype)cand_dt;
-    ADM_CUDA_CHECK(cudaMemcpy(s->cand, cand, bytes, cudaMemcpyHostToDevice));
-    ADM_CUDA_CHECK(cudaMemset(s->ph, 0, 8 * (size_t)(s->nb * HIST_BLOCK + 1)));
-    ADM_CUDA_CHECK(cudaMemset(s->mg, 0, 8 * (size_t)(s->nb * MG_NS + 1)));
+    ADM_CUDA_CHECK(cudaMemcpyAsync(s->cand, cand, bytes, cudaMemcpyHostToDevice, s->st0));
     up.end();
     a = args_of(s);
     if (n) {
-        span k1("row_sums", true);
-        row_sums<<<grid(s->R, WARPS), WARPS * LANES>>>(a, s->rows);
-        ADM_CUDA_CHECK(cudaGetLastError());
-        k1.end();
-        span k2("chan_sums", true);
-        chan_sums<<<grid(s->ns * s->N, 128), 128>>>(a, s->chans);
-        ADM_CUDA_CHECK(cudaGetLastError());
-        k2.end();
-        span k3("block_sums", true);
-        block_sums<<<grid(s->nb, WARPS), WARPS * LANES>>>(a, s->mg, s->ph);
-        ADM_CUDA_CHECK_LAUNCH();
-        k3.end();
+        ADM_CUDA_CHECK(cudaEventRecord(s->up, s->st0));
+        ADM_CUDA_CHECK(cudaStreamWaitEvent(s->st1, s->up, 0));
+        {
+            span k("block_sums", true, s->st1);
+            block_sums<<<grid(s->nb, 1), BS_THREADS, 0, s->st1>>>(a, s->mg, s->ph);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        ADM_CUDA_CHECK(cudaEventRecord(s->bs, s->st1));
+        {
+            span k("row_sums", true, s->st0);
+            row_sums<<<grid(s->R, WARPS), WARPS * LANES, 0, s->st0>>>(a, s->rows);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        {
+            span k("chan_sums", true, s->st0);
+            chan_sums<<<grid(s->ns * s->N, 128), 128, 0, s->st0>>>(a, s->chans);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        {
+            span k("chan_merge", true, s->st0);
+            chan_merge<<<grid((int64_t)m, 256), 256, 0, s->st0>>>(s->chans, s->ns, (int64_t)m, s->ctot);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        ADM_CUDA_CHECK(cudaStreamWaitEvent(s->st0, s->bs, 0));
     } else { /* no element: the sums are zero, as the CPU's */
-        ADM_CUDA_CHECK(cudaMemset(s->rows, 0, 8 * (size_t)(s->R * RAW_NS + 1)));
-        ADM_CUDA_CHECK(cudaMemset(s->chans, 0, 8 * (size_t)(s->ns * s->N * RAW_NS + 1)));
+        ADM_CUDA_CHECK(cudaMemsetAsync(s->rows, 0, 8 * (size_t)(s->R * RAW_NS + 1), s->st0));
+        ADM_CUDA_CHECK(cudaMemsetAsync(s->ctot, 0, 8 * (m + 1), s->st0));
+        ADM_CUDA_CHECK(cudaMemsetAsync(s->mg, 0, 8 * (size_t)(s->nb * MG_NS + 1), s->st0));
+        ADM_CUDA_CHECK(cudaMemsetAsync(s->ph, 0, 8 * (size_t)(s->nb * HIST_BLOCK + 1), s->st0));
     }
-    span dn("download", false);
-    ADM_CUDA_CHECK(cudaMemcpy(rows, s->rows, 8 * (size_t)(s->R * RAW_NS), cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(chans, s->chans, 8 * (size_t)(s->ns * s->N * RAW_NS), cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(mg, s->mg, 8 * (size_t)(s->nb * MG_NS), cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(ph, s->ph, 8 * (size_t)(s->nb * HIST_BLOCK), cudaMemcpyDeviceToHost));
+    span dn("download", false, s->st0);
+    ADM_CUDA_CHECK(cudaMemcpyAsync(rows, s->rows, 8 * (size_t)(s->R * RAW_NS), cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaMemcpyAsync(chans, s->ctot, 8 * m, cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaMemcpyAsync(mg, s->mg, 8 * (size_t)(s->nb * MG_NS), cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaMemcpyAsync(ph, s->ph, 8 * (size_t)(s->nb * HIST_BLOCK), cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaStreamSynchronize(s->st0));
     dn.end();
     return ADM_OK;
 }

@@ -129,7 +129,9 @@ adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, ad
 {
     if (s->R != d->R || s->N != d->N || !adm_h_stats_dev_serves(d, in))
         return ADM_FAIL(ADM_ERR_INVALID, "statistics on the GPU: the output is not the one uploaded");
-    return d->m->stats_run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph);
+    ADM_TRY(d->m->stats_run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph));
+    s->merged = 1; /* the module adds the stripes on the device */
+    return ADM_OK;
 }
 
 adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v)
