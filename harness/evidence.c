@@ -113,6 +113,7 @@ adm_status adm_h_stats_alloc(adm_h_stats_raw *s, int64_t R, int64_t N)
     memset(s, 0, sizeof *s);
     s->R = R;
     s->N = N;
+    s->first_kind = s->first_bits = -1;
     s->nb = (R + ADM_SE_RB - 1) / ADM_SE_RB;
     s->ns = adm_se_stripes(N, s->nb);
     s->rows = adm_h_calloc((size_t)(R * RAW_NS + 1), sizeof(double));

@@ -101,6 +101,10 @@ typedef struct adm_h_stats_raw {
     int64_t *ph;
     double bytes;               /* what adm_h_stats_alloc asked calloc for */
     int merged;                 /* 1: chans holds the stripes' sum (adm_h_stats_merge done) */
+    /* gates 3 and 7's scans where the GPU measured (else -1): the first
+     * element whose kind differs from the reference's, the first whose
+     * bits do (-1: formats differ); R N where none */
+    int64_t first_kind, first_bits;
 } adm_h_stats_raw;
 
 /* Zeroed arrays for the shape (ADM_ERR_NOMEM, nothing held, when short). */
@@ -163,7 +167,22 @@ void adm_h_stats_dev_free(adm_h_stats_dev *d);
  * uploading the oracle and its scale. */
 int adm_h_stats_dev_borrowed(const adm_h_stats_dev *d);
 int adm_h_stats_dev_serves(const adm_h_stats_dev *d, const adm_judge_input *in);
-adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v);
+/* The judge's max bound over the finite oracle values, kept for the
+ * session's oracle (its values and bound do not change while it is open:
+ * replay judges every candidate of a capture against one oracle result).
+ * max_bound: 1 and *mb where kept for in's bound; keep: keeps it (d NULL
+ * or another oracle: nothing). */
+int adm_h_stats_dev_max_bound(const adm_h_stats_dev *d, const adm_judge_input *in, double *mb);
+void adm_h_stats_dev_keep_max_bound(adm_h_stats_dev *d, const adm_judge_input *in, double mb);
+/* first[2]: the raw sums' first_kind and first_bits (gates 3 and 7 take
+ * them instead of scanning the outputs on the host). */
+adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v, int64_t first[2]);
+/* Gate 3's and 7's host scans (harness/gates.c): the first element of n
+ * whose kind (finite, NaN, +Inf, -Inf) differs between r and c, n where
+ * none; whether a and b are the same bits (NaN payloads aside), *where
+ * the first that is not. */
+int64_t adm_h_first_kind_diff(const adm_h_reader *r, const adm_h_reader *c, int64_t n);
+int adm_h_bits_identical(const adm_tensor *a, const adm_tensor *b, int64_t *where);
 /* The raw sums of in on the GPU into s (allocated for its shape; in
  * served by d), its channel stripes merged on the device (s->merged). */
 adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, adm_h_stats_raw *s);

@@ -36,7 +36,7 @@ struct sess {
     void *ref = nullptr, *cand = nullptr;
     size_t cand_cap = 0;
     double *rows = nullptr, *chans = nullptr, *ctot = nullptr, *mg = nullptr;
-    unsigned long long *ph = nullptr;
+    unsigned long long *ph = nullptr, *first = nullptr;
     void *kept = nullptr; /* o and cnd borrowed from the GPU oracle (adm_o_cuda_kept_take), not owned */
     /* st0: uploads, row and channel sums, downloads; st1: the block sums
      * (few thread blocks, latency-bound) beside them */
@@ -61,6 +61,7 @@ struct sess {
         cudaFree(ctot);
         cudaFree(mg);
         cudaFree(ph);
+        cudaFree(first);
         if (up) cudaEventDestroy(up);
         if (bs) cudaEventDestroy(bs);
         if (st0) cudaStreamDestroy(st0);
@@ -305,6 +306,64 @@ __global__ void __launch_bounds__(BS_THREADS) block_sums(args a, double *mg, uns
     }
 }
 
+/* Gates 3 and 7's scans (harness/gates.c, gate_special and
+ * bits_identical): the first element whose kind (finite, NaN, +Inf, -Inf)
+ * differs from the reference's, and, where the candidate's format is the
+ * reference's, the first whose bits differ (two NaNs are equal whatever
+ * their payloads); n where none. Each thread keeps its first (the grid
+ * strides upward), the warp its least, then one atomic a warp. */
+__device__ int kind_of(double x) { return isnan(x) ? 1 : (isinf(x) ? (x > 0 ? 2 : 3) : 0); }
+
+__device__ uint64_t bits_at(const void *p, adm_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case ADM_BF16:
+    case ADM_FP16: return ((const uint16_t *)p)[i];
+    case ADM_FP32: return ((const uint32_t *)p)[i];
+    default: return ((const unsigned long long *)p)[i];
+    }
+}
+
+__device__ bool nan_bits(adm_dtype dt, uint64_t b)
+{
+    switch (dt) {
+    case ADM_BF16: return (b & 0x7fffu) > 0x7f80u;
+    case ADM_FP16: return (b & 0x7fffu) > 0x7c00u;
+    case ADM_FP32: return (b & 0x7fffffffu) > 0x7f800000u;
+    default: return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+    }
+}
+
+__device__ unsigned long long warp_min(unsigned long long x)
+{
+    for (int o = LANES / 2; o > 0; o /= 2) {
+        unsigned long long y = __shfl_down_sync(0xffffffffu, x, o);
+        x = y < x ? y : x;
+    }
+    return x;
+}
+
+__global__ void scan(args a, int64_t n, unsigned long long *first)
+{
+    unsigned long long fk = (unsigned long long)n, fb = (unsigned long long)n;
+    bool same = a.ref_dt == a.cand_dt;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        if (fk == (unsigned long long)n && kind_of(at(a.ref, a.ref_dt, i)) != kind_of(at(a.cand, a.cand_dt, i)))
+            fk = (unsigned long long)i;
+        if (same && fb == (unsigned long long)n) {
+            uint64_t x = bits_at(a.ref, a.ref_dt, i), y = bits_at(a.cand, a.cand_dt, i);
+            if (x != y && !(nan_bits(a.ref_dt, x) && nan_bits(a.ref_dt, y))) fb = (unsigned long long)i;
+        }
+        if (fk < (unsigned long long)n && (fb < (unsigned long long)n || !same)) break;
+    }
+    fk = warp_min(fk);
+    fb = warp_min(fb);
+    if (threadIdx.x % LANES == 0) {
+        if (fk < (unsigned long long)n) atomicMin(&first[0], fk);
+        if (fb < (unsigned long long)n) atomicMin(&first[1], fb);
+    }
+}
+
 int grid(int64_t items, int per_block)
 {
     int64_t g = (items + per_block - 1) / per_block;
@@ -389,14 +448,17 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
     ADM_CUDA_CHECK(cudaMalloc(&s->ctot, 8 * (size_t)(d->N * RAW_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->mg, 8 * (size_t)(d->nb * MG_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->ph, 8 * (size_t)(d->nb * HIST_BLOCK + 1)));
+    ADM_CUDA_CHECK(cudaMalloc(&s->first, 2 * sizeof *s->first));
     /* the uploads and RMS kernels done: a failure is open's */
     ADM_CUDA_CHECK(cudaStreamSynchronize(s->st0));
     t.end();
     return ADM_OK;
 }
 
-adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double *chans, double *mg, int64_t *ph)
+adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double *chans, double *mg, int64_t *ph,
+                    int64_t *first)
 {
+    unsigned long long none[2] = {(unsigned long long)(s->R * s->N), (unsigned long long)(s->R * s->N)}, got[2];
     size_t n = (size_t)(s->R * s->N), bytes = storage((adm_dtype)cand_dt) * n, m = (size_t)(s->N * RAW_NS);
     args a;
     span up("cand_upload", false, s->st0);
@@ -436,6 +498,13 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
             k.end();
         }
         {
+            span k("scan", true, s->st0);
+            ADM_CUDA_CHECK(cudaMemcpyAsync(s->first, none, sizeof none, cudaMemcpyHostToDevice, s->st0));
+            scan<<<grid((int64_t)n, 256), 256, 0, s->st0>>>(a, (int64_t)n, s->first);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        {
             span k("chan_merge", true, s->st0);
             chan_merge<<<grid((int64_t)m, 256), 256, 0, s->st0>>>(s->chans, s->ns, (int64_t)m, s->ctot);
             ADM_CUDA_CHECK(cudaGetLastError());
@@ -447,14 +516,18 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
         ADM_CUDA_CHECK(cudaMemsetAsync(s->ctot, 0, 8 * (m + 1), s->st0));
         ADM_CUDA_CHECK(cudaMemsetAsync(s->mg, 0, 8 * (size_t)(s->nb * MG_NS + 1), s->st0));
         ADM_CUDA_CHECK(cudaMemsetAsync(s->ph, 0, 8 * (size_t)(s->nb * HIST_BLOCK + 1), s->st0));
+        ADM_CUDA_CHECK(cudaMemcpyAsync(s->first, none, sizeof none, cudaMemcpyHostToDevice, s->st0));
     }
     span dn("download", false, s->st0);
     ADM_CUDA_CHECK(cudaMemcpyAsync(rows, s->rows, 8 * (size_t)(s->R * RAW_NS), cudaMemcpyDeviceToHost, s->st0));
     ADM_CUDA_CHECK(cudaMemcpyAsync(chans, s->ctot, 8 * m, cudaMemcpyDeviceToHost, s->st0));
     ADM_CUDA_CHECK(cudaMemcpyAsync(mg, s->mg, 8 * (size_t)(s->nb * MG_NS), cudaMemcpyDeviceToHost, s->st0));
     ADM_CUDA_CHECK(cudaMemcpyAsync(ph, s->ph, 8 * (size_t)(s->nb * HIST_BLOCK), cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaMemcpyAsync(got, s->first, sizeof got, cudaMemcpyDeviceToHost, s->st0));
     ADM_CUDA_CHECK(cudaStreamSynchronize(s->st0));
     dn.end();
+    first[0] = (int64_t)got[0];
+    first[1] = s->ref_dt == s->cand_dt ? (int64_t)got[1] : -1;
     return ADM_OK;
 }
 
@@ -479,12 +552,12 @@ extern "C" adm_status adm_stats_cuda_open(const adm_stats_dev_desc *d, void **ou
 }
 
 extern "C" adm_status adm_stats_cuda_run(void *h, const void *cand, int cand_dt, double *rows, double *chans,
-                                         double *mg, int64_t *ph)
+                                         double *mg, int64_t *ph, int64_t *first)
 {
     if (!supported(cand_dt))
         return adm_error_set(ADM_ERR_UNSUPPORTED, __FILE__, __LINE__,
                              "statistics on the GPU: outputs of bf16, fp16, fp32 or fp64 only");
-    return run_body((sess *)h, cand, cand_dt, rows, chans, mg, ph);
+    return run_body((sess *)h, cand, cand_dt, rows, chans, mg, ph, first);
 }
 
 extern "C" void adm_stats_cuda_close(void *h) { delete (sess *)h; }

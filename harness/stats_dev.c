@@ -40,6 +40,8 @@ struct adm_h_stats_dev {
     const adm_tensor *oracle, *cond, *ref;
     int64_t R, N, ns, nb;
     int borrowed;
+    const adm_tensor *mb_bound; /* the bound whose max is mb, NULL: none kept */
+    double mb;
 };
 
 static int device_format(adm_dtype dt) { return dt == ADM_BF16 || dt == ADM_FP16 || dt == ADM_FP32 || dt == ADM_FP64; }
@@ -111,6 +113,20 @@ adm_status adm_h_stats_dev_try(const adm_tensor *oracle, const adm_tensor *cond,
 
 int adm_h_stats_dev_borrowed(const adm_h_stats_dev *d) { return d && d->borrowed; }
 
+int adm_h_stats_dev_max_bound(const adm_h_stats_dev *d, const adm_judge_input *in, double *mb)
+{
+    if (!d || in->oracle != d->oracle || !in->bound || in->bound != d->mb_bound) return 0;
+    *mb = d->mb;
+    return 1;
+}
+
+void adm_h_stats_dev_keep_max_bound(adm_h_stats_dev *d, const adm_judge_input *in, double mb)
+{
+    if (!d || in->oracle != d->oracle || !in->bound) return;
+    d->mb_bound = in->bound;
+    d->mb = mb;
+}
+
 void adm_h_stats_dev_free(adm_h_stats_dev *d)
 {
     if (!d) return;
@@ -129,12 +145,15 @@ adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, ad
 {
     if (s->R != d->R || s->N != d->N || !adm_h_stats_dev_serves(d, in))
         return ADM_FAIL(ADM_ERR_INVALID, "statistics on the GPU: the output is not the one uploaded");
-    ADM_TRY(d->m->stats_run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph));
+    int64_t first[2];
+    ADM_TRY(d->m->stats_run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph, first));
     s->merged = 1; /* the module adds the stripes on the device */
+    s->first_kind = first[0];
+    s->first_bits = first[1];
     return ADM_OK;
 }
 
-adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v)
+adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v, int64_t first[2])
 {
     adm_h_stats_raw s;
     adm_status st;
@@ -146,6 +165,8 @@ adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *
     adm_h_trace_since("run", t0);
     t0 = adm_h_now();
     if (st == ADM_OK) adm_h_stats_finish(&s, in->ref->dtype, in->cond != NULL, v);
+    first[0] = s.first_kind;
+    first[1] = s.first_bits;
     adm_h_trace_since("finish", t0);
     t0 = adm_h_now();
     adm_h_stats_free(&s);

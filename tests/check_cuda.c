@@ -1067,6 +1067,119 @@ START_TEST(test_stats)
 }
 END_TEST
 
+/* Stats, scans: gates 3 and 7's scans on the GPU (the first element whose
+ * kind differs from the reference's, the first whose bits do, NaN
+ * payloads aside) are the host's (adm_h_first_kind_diff,
+ * adm_h_bits_identical), and the judge's verdict from them is the one it
+ * reaches scanning on the host: for each format, an identical candidate,
+ * one with two NaNs of different payloads (equal), a changed bit at 5000,
+ * a NaN where the reference is -Inf at 6000 and +Inf where it is finite
+ * at 7000; and a candidate in fp32 against each (no bit scan). */
+static const adm_dtype scan_formats[] = {ADM_BF16, ADM_FP16, ADM_FP32, ADM_FP64};
+
+static uint64_t scan_qnan(adm_dtype dt, int payload)
+{
+    switch (dt) {
+    case ADM_BF16: return 0x7fc0u + (uint64_t)payload;
+    case ADM_FP16: return 0x7e00u + (uint64_t)payload;
+    case ADM_FP32: return 0x7fc00000u + (uint64_t)payload;
+    default: return 0x7ff8000000000000ull + (uint64_t)payload;
+    }
+}
+
+static void scan_judge(const adm_judge_input *base, adm_h_stats_dev *dev, int64_t want_kind, int64_t want_bits)
+{
+    int64_t n = adm_tensor_numel(base->ref), where = -1;
+    adm_h_reader rd = adm_h_reader_of(base->ref), cd = adm_h_reader_of(base->cand);
+    adm_h_stats_raw gpu;
+    adm_judge_input in = *base;
+    adm_verdict vc, vg;
+    int same = base->ref->dtype == base->cand->dtype ? adm_h_bits_identical(base->ref, base->cand, &where) : -1;
+    ck_assert_int_eq(adm_h_stats_alloc(&gpu, base->ref->shape[0], base->ref->shape[1]), ADM_OK);
+    ck_assert_msg(adm_h_stats_dev_serves(dev, &in), "the GPU does not take this output");
+    ck_assert_msg(adm_h_stats_dev_raw(dev, &in, &gpu) == ADM_OK, "%s", adm_error_message());
+    /* the host's scans say what the test built */
+    ck_assert_int_eq(adm_h_first_kind_diff(&rd, &cd, n), want_kind);
+    if (same >= 0) ck_assert_int_eq(same ? n : where, want_bits);
+    ck_assert_msg(gpu.first_kind == want_kind, "first kind difference: the GPU's %lld, expected %lld",
+                  (long long)gpu.first_kind, (long long)want_kind);
+    ck_assert_msg(gpu.first_bits == (same >= 0 ? want_bits : -1), "first bit difference: the GPU's %lld, expected %lld",
+                  (long long)gpu.first_bits, (long long)(same >= 0 ? want_bits : -1));
+    adm_h_stats_free(&gpu);
+    /* the verdicts, host scans against the GPU's */
+    in.stats_dev = NULL;
+    ck_assert_msg(adm_judge(&in, NULL, &vc) == ADM_OK, "%s", adm_error_message());
+    in.stats_dev = dev;
+    ck_assert_msg(adm_judge(&in, NULL, &vg) == ADM_OK, "%s", adm_error_message());
+    ck_assert_int_eq(vg.tier, vc.tier);
+    for (int g = 1; g < ADM_GATE_COUNT; g++) {
+        ck_assert_int_eq(vg.gate[g].passed, vc.gate[g].passed);
+        ck_assert_int_eq(vg.gate[g].applicable, vc.gate[g].applicable);
+        ck_assert_str_eq(vg.gate[g].reason, vc.gate[g].reason);
+    }
+    ck_assert_int_eq(vg.gate[ADM_GATE_SPECIAL].passed, want_kind == n);
+    ck_assert_int_eq(vg.gate[ADM_GATE_EXACT].passed, same >= 0 && want_bits == n);
+}
+
+START_TEST(test_stats_scan)
+{
+    adm_dtype dt = scan_formats[_i];
+    int64_t R = 300, N = 77, n = R * N, shape[2] = {R, N};
+    adm_tensor o, bnd, ref, cand, c32;
+    adm_h_stats_dev *dev = NULL;
+    adm_judge_input in;
+    uint64_t bits;
+    ck_assert_int_eq(adm_tensor_alloc(&o, ADM_FP64, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&bnd, ADM_FP64, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&ref, dt, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&cand, dt, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&c32, ADM_FP32, 2, shape), ADM_OK);
+    for (int64_t i = 0; i < n; i++) {
+        double x = sin(0.37 * (double)i) * 3;
+        ((double *)o.data)[i] = x;
+        ck_assert_int_eq(adm_format_encode(dt, x * (1 + 0x1p-10), ADM_RNE, 0, &bits), ADM_OK);
+        adm_tensor_set_bits(&ref, i, bits);
+    }
+    /* the reference's own specials: a NaN at 100, -Inf at 6000 */
+    adm_tensor_set_bits(&ref, 100, scan_qnan(dt, 0));
+    ck_assert_int_eq(adm_format_encode(dt, -INFINITY, ADM_RNE, 0, &bits), ADM_OK);
+    adm_tensor_set_bits(&ref, 6000, bits);
+    memcpy(cand.data, ref.data, (size_t)n * (size_t)adm_format_get(dt)->storage_bytes);
+    memset(&in, 0, sizeof in);
+    in.oracle = &o;
+    in.bound = &bnd;
+    in.ref = &ref;
+    in.cand = &cand;
+    in.n_views = -1;
+    ck_assert_msg(adm_h_stats_dev_open(&o, NULL, &ref, &dev) == ADM_OK, "%s", adm_error_message());
+    scan_judge(&in, dev, n, n);
+    /* another NaN payload at 100: still the same */
+    adm_tensor_set_bits(&cand, 100, scan_qnan(dt, 1));
+    scan_judge(&in, dev, n, n);
+    /* one bit at 5000 */
+    adm_tensor_set_bits(&cand, 5000, adm_tensor_bits(&ref, 5000) ^ 1);
+    scan_judge(&in, dev, n, 5000);
+    /* a NaN where the reference is -Inf (6000), +Inf where it is finite (7000) */
+    adm_tensor_set_bits(&cand, 6000, scan_qnan(dt, 0));
+    ck_assert_int_eq(adm_format_encode(dt, INFINITY, ADM_RNE, 0, &bits), ADM_OK);
+    adm_tensor_set_bits(&cand, 7000, bits);
+    scan_judge(&in, dev, 6000, 5000);
+    /* an fp32 candidate: the kinds compared, no bit scan */
+    for (int64_t i = 0; i < n; i++) {
+        ck_assert_int_eq(adm_format_encode(ADM_FP32, adm_tensor_get(&cand, i), ADM_RNE, 0, &bits), ADM_OK);
+        adm_tensor_set_bits(&c32, i, bits);
+    }
+    in.cand = &c32;
+    scan_judge(&in, dev, 6000, -1);
+    adm_h_stats_dev_free(dev);
+    adm_tensor_free(&o);
+    adm_tensor_free(&bnd);
+    adm_tensor_free(&ref);
+    adm_tensor_free(&cand);
+    adm_tensor_free(&c32);
+}
+END_TEST
+
 /* Stats, resident: after a GPU evaluation the statistics borrow the
  * oracle's own device copies of its values and condition scale
  * (oracle/oracle_cuda.cu, adm_o_cuda_kept_take) instead of uploading them,
@@ -1277,6 +1390,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_stats, 0, (int)(sizeof stats_shapes / sizeof stats_shapes[0]));
     tcase_add_test(tc, test_stats_resident);
+    tcase_add_loop_test(tc, test_stats_scan, 0, (int)(sizeof scan_formats / sizeof scan_formats[0]));
     suite_add_tcase(s, tc);
     tc = tcase_create("Twins");
     tcase_set_timeout(tc, 600);
