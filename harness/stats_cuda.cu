@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 #include <cuda_runtime.h>
 
 extern "C" {
@@ -27,6 +28,11 @@ namespace {
 
 /* Warps of a thread block: rows and blocks are one warp each. */
 enum { WARPS = 4, LANES = 32 };
+
+/* Uploads from the host's pageable memory go through pinned pieces of
+ * UP_PIECE bytes, UP_THREADS threads copying theirs (every UP_THREADS-th)
+ * at once and beside the transfers (upload). */
+enum { UP_THREADS = 4, UP_PIECE = 4 << 20 };
 
 struct sess {
     int64_t R = 0, N = 0, ns = 0, nb = 0;
@@ -42,10 +48,20 @@ struct sess {
      * (few thread blocks, latency-bound) beside them */
     cudaStream_t st0 = nullptr, st1 = nullptr;
     cudaEvent_t up = nullptr, bs = nullptr;
+    int prod = 1; /* block_sums' producer warps (bs_producers) */
+    /* upload's pinned pieces, two a thread, and their transfers' events */
+    void *pin[UP_THREADS][2] = {};
+    cudaEvent_t pinned[UP_THREADS][2] = {};
+    bool staged = false;
     ~sess()
     {
         if (st0) cudaStreamSynchronize(st0);
         if (st1) cudaStreamSynchronize(st1);
+        for (int t = 0; t < UP_THREADS; t++)
+            for (int b = 0; b < 2; b++) {
+                if (pinned[t][b]) cudaEventDestroy(pinned[t][b]);
+                if (pin[t][b]) cudaFreeHost(pin[t][b]);
+            }
         if (kept) {
             adm_o_cuda_kept_put(kept);
         } else {
@@ -257,53 +273,77 @@ __device__ void hist_add(unsigned long long *H, int slot, bool active)
 }
 
 /* A block of rows per thread block: its elements (rows bk ADM_SE_RB on,
- * contiguous in memory) in chunks of BS_CH. BS_PROD producer warps
- * measure chunk c (one element a lane) into one of two term tables and
- * the histograms while the consumer warp adds chunk c - 1's terms, lane k
- * magnitude number k, in element order (adm_se_mag_acc): the CPU's
- * additions, each number's chain running beside the next chunk's
- * measuring. */
-enum { BS_PROD = 2, BS_CH = BS_PROD * LANES, BS_THREADS = (BS_PROD + 1) * LANES };
+ * contiguous in memory) in chunks of 32 P. P producer warps measure chunk
+ * c (one element a lane) into one of two term tables and the histograms
+ * while the last warp adds chunk c - 1's terms, lane k magnitude number k,
+ * in element order (adm_se_mag_acc): the CPU's additions, each number's
+ * chain running beside the next chunk's measuring. P (blockDim.x / 32 -
+ * 1) is as many as the tables fit in the device's shared memory
+ * (bs_producers): a producer's element takes thousands of cycles of
+ * latency, the consumer's chain a few cycles an element. The tables are
+ * dynamic shared memory: [2][32 P][MG_LD] doubles, then [2][32 P] flags. */
+enum { BS_PROD_MAX = 16, BS_THREADS_MAX = (BS_PROD_MAX + 1) * LANES };
+extern __shared__ double bs_tables[];
 
-__global__ void __launch_bounds__(BS_THREADS) block_sums(args a, double *mg, unsigned long long *ph)
+size_t bs_bytes(int prod) { return (size_t)2 * prod * LANES * (MG_LD * sizeof(double) + sizeof(int)); }
+
+__global__ void __launch_bounds__(BS_THREADS_MAX) block_sums(args a, double *mg, unsigned long long *ph)
 {
-    __shared__ double T[2][BS_CH][MG_LD];
-    __shared__ int ok[2][BS_CH];
     __shared__ unsigned long long H[HIST_BLOCK];
-    int w = threadIdx.x / LANES, lane = threadIdx.x % LANES;
+    int w = threadIdx.x / LANES, lane = threadIdx.x % LANES, prod = blockDim.x / LANES - 1, ch = prod * LANES;
+    double *T = bs_tables;
+    int *ok = (int *)(bs_tables + (size_t)2 * ch * MG_LD);
     for (int64_t bk = blockIdx.x; bk < a.nb; bk += gridDim.x) {
         int64_t r1 = (bk + 1) * ADM_SE_RB < a.R ? (bk + 1) * ADM_SE_RB : a.R;
-        int64_t i0 = bk * ADM_SE_RB * a.N, i1 = r1 * a.N, nch = (i1 - i0 + BS_CH - 1) / BS_CH;
+        int64_t i0 = bk * ADM_SE_RB * a.N, i1 = r1 * a.N, nch = (i1 - i0 + ch - 1) / ch;
         double m = 0;
-        for (int k = threadIdx.x; k < HIST_BLOCK; k += BS_THREADS) H[k] = 0;
+        for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x) H[k] = 0;
         __syncthreads();
         for (int64_t c = 0; c <= nch; c++) {
-            if (w < BS_PROD && c < nch) {
+            if (w < prod && c < nch) {
                 int at_ = w * LANES + lane, b = (int)(c & 1), good = 0, slot[4] = {0, 0, 0, 0};
-                int64_t i = i0 + c * BS_CH + at_;
+                int64_t i = i0 + c * ch + at_;
                 if (i < i1) {
                     int64_t row = i / a.N, j = i - row * a.N;
                     double oi, d;
                     adm_se_elem e;
                     if ((good = elem(a, row, j, &oi, &d, &e))) {
                         adm_se_mag_terms(&e, oi, d, adm_se_nontrivial(a.has_cnd, oi, a.has_cnd ? a.cnd[i] : 0.0),
-                                         T[b][at_]);
+                                         T + ((size_t)b * ch + at_) * MG_LD);
                         adm_se_hist_slots(&e, slot);
                     }
                 }
-                ok[b][at_] = good;
+                ok[b * ch + at_] = good;
                 for (int k = 0; k < 4; k++) hist_add(H, slot[k], good != 0);
-            } else if (w == BS_PROD && c > 0) {
+            } else if (w == prod && c > 0) {
                 int b = (int)((c - 1) & 1);
-                for (int k = 0; k < BS_CH; k++)
-                    if (ok[b][k]) m = adm_se_mag_acc(lane, m, T[b][k][lane]);
+                const double *Tb = T + (size_t)b * ch * MG_LD + lane;
+                const int *okb = ok + b * ch;
+                for (int k = 0; k < ch; k++)
+                    if (okb[k]) m = adm_se_mag_acc(lane, m, Tb[(size_t)k * MG_LD]);
             }
             __syncthreads();
         }
-        if (w == BS_PROD) mg[bk * MG_NS + lane] = m;
-        for (int k = threadIdx.x; k < HIST_BLOCK; k += BS_THREADS) ph[bk * HIST_BLOCK + k] = H[k];
+        if (w == prod) mg[bk * MG_NS + lane] = m;
+        for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x) ph[bk * HIST_BLOCK + k] = H[k];
         __syncthreads();
     }
+}
+
+/* The producers block_sums gets on the current device: the most whose
+ * tables fit in a block's opt-in shared memory (13 on an H100 or H200's
+ * 227 KiB), at least 1; the kernel allowed that much. */
+adm_status bs_producers(int *prod)
+{
+    int dev = 0, optin = 0, p;
+    size_t fixed = sizeof(unsigned long long) * HIST_BLOCK + 1024; /* H and the runtime's reserve */
+    ADM_CUDA_CHECK(cudaGetDevice(&dev));
+    ADM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    for (p = BS_PROD_MAX; p > 1 && bs_bytes(p) + fixed > (size_t)optin; p--) {
+    }
+    ADM_CUDA_CHECK(cudaFuncSetAttribute(block_sums, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bs_bytes(p)));
+    *prod = p;
+    return ADM_OK;
 }
 
 /* Gates 3 and 7's scans (harness/gates.c, gate_special and
@@ -390,6 +430,70 @@ args args_of(const sess *s)
     return a;
 }
 
+/* The pinned pieces, once a session (false, nothing held: uploads stay
+ * pageable). */
+bool stage_init(sess *s)
+{
+    if (s->staged) return true;
+    for (int t = 0; t < UP_THREADS; t++)
+        for (int b = 0; b < 2; b++)
+            if (cudaHostAlloc(&s->pin[t][b], UP_PIECE, cudaHostAllocDefault) != cudaSuccess ||
+                cudaEventCreateWithFlags(&s->pinned[t][b], cudaEventDisableTiming) != cudaSuccess) {
+                (void)cudaGetLastError();
+                return false;
+            }
+    s->staged = true;
+    return true;
+}
+
+/* bytes from host memory src to dst on the device, queued on st0 (the
+ * host's memory reusable on return). Smaller than two pieces, or without
+ * pinned memory, as one pageable copy. */
+adm_status upload(sess *s, void *dst, const void *src, size_t bytes)
+{
+    size_t npieces = (bytes + UP_PIECE - 1) / UP_PIECE;
+    cudaError_t err[UP_THREADS];
+    std::thread th[UP_THREADS];
+    bool started[UP_THREADS] = {};
+    int dev = 0;
+    if (bytes < 2 * (size_t)UP_PIECE || !stage_init(s)) {
+        ADM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s->st0));
+        return ADM_OK;
+    }
+    ADM_CUDA_CHECK(cudaGetDevice(&dev));
+    auto work = [&](int t) {
+        cudaError_t e = cudaSetDevice(dev);
+        int b = 0;
+        for (size_t p = (size_t)t; p < npieces && e == cudaSuccess; p += UP_THREADS, b ^= 1) {
+            size_t off = p * UP_PIECE, len = bytes - off < (size_t)UP_PIECE ? bytes - off : (size_t)UP_PIECE;
+            if ((e = cudaEventSynchronize(s->pinned[t][b])) != cudaSuccess) break; /* the piece's last transfer */
+            memcpy(s->pin[t][b], (const char *)src + off, len);
+            if ((e = cudaMemcpyAsync((char *)dst + off, s->pin[t][b], len, cudaMemcpyHostToDevice, s->st0)) !=
+                cudaSuccess)
+                break;
+            e = cudaEventRecord(s->pinned[t][b], s->st0);
+        }
+        err[t] = e;
+    };
+    for (int t = 1; t < UP_THREADS; t++) {
+        try {
+            th[t] = std::thread(work, t);
+            started[t] = true;
+        } catch (...) { /* no thread: this one copies those pieces after its own */
+        }
+    }
+    work(0);
+    for (int t = 1; t < UP_THREADS; t++) {
+        if (started[t]) th[t].join();
+        else work(t);
+    }
+    for (int t = 0; t < UP_THREADS; t++)
+        if (err[t] != cudaSuccess)
+            return adm_error_set(ADM_ERR_CUDA, __FILE__, __LINE__, "statistics on the GPU: upload: %s",
+                                 cudaGetErrorString(err[t]));
+    return ADM_OK;
+}
+
 adm_status open_body(const adm_stats_dev_desc *d, sess *s)
 {
     size_t n = (size_t)(d->R * d->N);
@@ -404,6 +508,7 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
     ADM_CUDA_CHECK(cudaStreamCreateWithFlags(&s->st1, cudaStreamNonBlocking));
     ADM_CUDA_CHECK(cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming));
     ADM_CUDA_CHECK(cudaEventCreateWithFlags(&s->bs, cudaEventDisableTiming));
+    ADM_TRY(bs_producers(&s->prod));
     /* the oracle's work on the device (its own streams) done before ours reads it */
     ADM_CUDA_CHECK(cudaDeviceSynchronize());
     {
@@ -416,10 +521,10 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
             s->cnd = const_cast<double *>(kc);
         } else {
             ADM_CUDA_CHECK(cudaMalloc(&s->o, 8 * (n ? n : 1)));
-            ADM_CUDA_CHECK(cudaMemcpyAsync(s->o, d->o, 8 * n, cudaMemcpyHostToDevice, s->st0));
+            ADM_TRY(upload(s, s->o, d->o, 8 * n));
             if (s->has_cnd) {
                 ADM_CUDA_CHECK(cudaMalloc(&s->cnd, 8 * (n ? n : 1)));
-                ADM_CUDA_CHECK(cudaMemcpyAsync(s->cnd, d->cond, 8 * n, cudaMemcpyHostToDevice, s->st0));
+                ADM_TRY(upload(s, s->cnd, d->cond, 8 * n));
             }
         }
         t.end();
@@ -427,7 +532,7 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
     {
         span t("open_ref_upload", false);
         ADM_CUDA_CHECK(cudaMalloc(&s->ref, storage(s->ref_dt) * (n ? n : 1)));
-        ADM_CUDA_CHECK(cudaMemcpyAsync(s->ref, d->ref, storage(s->ref_dt) * n, cudaMemcpyHostToDevice, s->st0));
+        ADM_TRY(upload(s, s->ref, d->ref, storage(s->ref_dt) * n));
         t.end();
     }
     if (!s->has_cnd) {
@@ -472,7 +577,7 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
         s->cand_cap = bytes;
     }
     s->cand_dt = (adm_dtype)cand_dt;
-    ADM_CUDA_CHECK(cudaMemcpyAsync(s->cand, cand, bytes, cudaMemcpyHostToDevice, s->st0));
+    ADM_TRY(upload(s, s->cand, cand, bytes));
     up.end();
     a = args_of(s);
     if (n) {
@@ -480,7 +585,7 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
         ADM_CUDA_CHECK(cudaStreamWaitEvent(s->st1, s->up, 0));
         {
             span k("block_sums", true, s->st1);
-            block_sums<<<grid(s->nb, 1), BS_THREADS, 0, s->st1>>>(a, s->mg, s->ph);
+            block_sums<<<grid(s->nb, 1), (s->prod + 1) * LANES, bs_bytes(s->prod), s->st1>>>(a, s->mg, s->ph);
             ADM_CUDA_CHECK(cudaGetLastError());
             k.end();
         }

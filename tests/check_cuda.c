@@ -975,14 +975,16 @@ static int driver_present(void)
  * and saturating ranges, a 1-row and a 1-column output, rows not a
  * multiple of the block (64) and channels not of the warp (32), so that
  * a block's last chunk of elements is partial and chunks straddle rows,
- * and stripes of more than one block of rows. */
+ * stripes of more than one block of rows, and outputs of 34 MB (uploaded
+ * in pinned pieces of 4 MiB by 4 threads, two pieces each in turn, the
+ * last partial). */
 typedef struct stats_shape { int64_t R, N; adm_dtype ref_dt, cand_dt; int cond; } stats_shape;
 static const stats_shape stats_shapes[] = {
     {200, 67, ADM_BF16, ADM_BF16, 1}, {200, 67, ADM_BF16, ADM_BF16, 0}, {130, 300, ADM_FP16, ADM_FP16, 1},
     {130, 300, ADM_FP16, ADM_FP16, 0}, {70, 129, ADM_FP32, ADM_FP32, 1}, {70, 129, ADM_FP32, ADM_FP32, 0},
     {1, 513, ADM_BF16, ADM_FP32, 1},   {257, 1, ADM_FP16, ADM_BF16, 0}, {4200, 8, ADM_BF16, ADM_BF16, 1},
     {99, 45, ADM_FP64, ADM_FP64, 1},   {99, 45, ADM_FP64, ADM_FP64, 0}, {131, 77, ADM_BF16, ADM_FP64, 1},
-    {65, 33, ADM_FP32, ADM_FP16, 0},
+    {65, 33, ADM_FP32, ADM_FP16, 0},   {2100, 4100, ADM_FP32, ADM_FP32, 1},
 };
 
 static uint64_t stats_rng(uint64_t *s)
