@@ -282,7 +282,8 @@ __device__ void hist_add(unsigned long long *H, int slot, bool active)
  * (bs_producers): a producer's element takes thousands of cycles of
  * latency, the consumer's chain a few cycles an element. The tables are
  * dynamic shared memory: [2][32 P][MG_LD] doubles, then [2][32 P] flags. */
-enum { BS_PROD_MAX = 16, BS_THREADS_MAX = (BS_PROD_MAX + 1) * LANES };
+enum { BS_PROD_MAX = 16, BS_THREADS_MAX = (BS_PROD_MAX + 1) * LANES, BS_UNROLL = 16 };
+static_assert(LANES % BS_UNROLL == 0, "block_sums: a chunk (32 P elements) is whole unrolled steps");
 extern __shared__ double bs_tables[];
 
 size_t bs_bytes(int prod) { return (size_t)2 * prod * LANES * (MG_LD * sizeof(double) + sizeof(int)); }
@@ -316,11 +317,25 @@ __global__ void __launch_bounds__(BS_THREADS_MAX) block_sums(args a, double *mg,
                 ok[b * ch + at_] = good;
                 for (int k = 0; k < 4; k++) hist_add(H, slot[k], good != 0);
             } else if (w == prod && c > 0) {
+                /* BS_UNROLL elements' terms loaded at once, then added in
+                 * order: the chain waits on its additions only, not on
+                 * each shared-memory load (H200: 32 ms a candidate when
+                 * every element loaded in turn) */
                 int b = (int)((c - 1) & 1);
                 const double *Tb = T + (size_t)b * ch * MG_LD + lane;
                 const int *okb = ok + b * ch;
-                for (int k = 0; k < ch; k++)
-                    if (okb[k]) m = adm_se_mag_acc(lane, m, Tb[(size_t)k * MG_LD]);
+                for (int k0 = 0; k0 < ch; k0 += BS_UNROLL) {
+                    double t[BS_UNROLL];
+                    int f[BS_UNROLL];
+#pragma unroll
+                    for (int u = 0; u < BS_UNROLL; u++) {
+                        f[u] = okb[k0 + u];
+                        t[u] = Tb[(size_t)(k0 + u) * MG_LD];
+                    }
+#pragma unroll
+                    for (int u = 0; u < BS_UNROLL; u++)
+                        if (f[u]) m = adm_se_mag_acc(lane, m, t[u]);
+                }
             }
             __syncthreads();
         }

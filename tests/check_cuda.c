@@ -1076,7 +1076,8 @@ END_TEST
  * reaches scanning on the host: for each format, an identical candidate,
  * one with two NaNs of different payloads (equal), a changed bit at 5000,
  * a NaN where the reference is -Inf at 6000 and +Inf where it is finite
- * at 7000; and a candidate in fp32 against each (no bit scan). */
+ * at 7000; and a candidate in another format (fp32, fp64 against fp32:
+ * no bit scan). */
 static const adm_dtype scan_formats[] = {ADM_BF16, ADM_FP16, ADM_FP32, ADM_FP64};
 
 static uint64_t scan_qnan(adm_dtype dt, int payload)
@@ -1128,6 +1129,7 @@ START_TEST(test_stats_scan)
     adm_dtype dt = scan_formats[_i];
     int64_t R = 300, N = 77, n = R * N, shape[2] = {R, N};
     adm_tensor o, bnd, ref, cand, c32;
+    adm_dtype other = dt == ADM_FP32 ? ADM_FP64 : ADM_FP32;
     adm_h_stats_dev *dev = NULL;
     adm_judge_input in;
     uint64_t bits;
@@ -1135,7 +1137,7 @@ START_TEST(test_stats_scan)
     ck_assert_int_eq(adm_tensor_alloc(&bnd, ADM_FP64, 2, shape), ADM_OK);
     ck_assert_int_eq(adm_tensor_alloc(&ref, dt, 2, shape), ADM_OK);
     ck_assert_int_eq(adm_tensor_alloc(&cand, dt, 2, shape), ADM_OK);
-    ck_assert_int_eq(adm_tensor_alloc(&c32, ADM_FP32, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&c32, other, 2, shape), ADM_OK);
     for (int64_t i = 0; i < n; i++) {
         double x = sin(0.37 * (double)i) * 3;
         ((double *)o.data)[i] = x;
@@ -1166,9 +1168,9 @@ START_TEST(test_stats_scan)
     ck_assert_int_eq(adm_format_encode(dt, INFINITY, ADM_RNE, 0, &bits), ADM_OK);
     adm_tensor_set_bits(&cand, 7000, bits);
     scan_judge(&in, dev, 6000, 5000);
-    /* an fp32 candidate: the kinds compared, no bit scan */
+    /* a candidate in another format: the kinds compared, no bit scan */
     for (int64_t i = 0; i < n; i++) {
-        ck_assert_int_eq(adm_format_encode(ADM_FP32, adm_tensor_get(&cand, i), ADM_RNE, 0, &bits), ADM_OK);
+        ck_assert_int_eq(adm_format_encode(other, adm_tensor_get(&cand, i), ADM_RNE, 0, &bits), ADM_OK);
         adm_tensor_set_bits(&c32, i, bits);
     }
     in.cand = &c32;
