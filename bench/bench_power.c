@@ -21,7 +21,11 @@
  * error floored at the correctly rounded output's).
  *
  * Usage: bench_power [--quick] [--seeds S] [--fa-seeds F] [--min-n N] [--max-n N] [--only OP,KIND] [--no-fa]
- *                    [--fa-only] [--out FILE.md] [--json FILE.json]
+ *                    [--fa-only] [--limit] [--out FILE.md] [--json FILE.json]
+ * (--limit: beside admit and the template, the known-variance detector of
+ * each lean on the same candidates, at admit's share of the false-alarm
+ * rate and at the whole rate, its spreads from 40 other seeds without a
+ * lean: the 50% point the best test could reach)
  * (the sizes 64, 256, 1024, 16384 and 10^6 between min-n and max-n; --only
  * one row of the table, KIND -1 for all of the op's, which also keeps the
  * false alarms to that op: bench/run_power.sh runs the rows as separate
@@ -32,6 +36,8 @@
 #include "adm_harness.h"
 #include "adm_oracle.h"
 #include "bench_util.h"
+
+#include <gsl/gsl_cdf.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -319,9 +325,225 @@ static void fmt_cross(char *buf, size_t n, double x, int at_first, double first)
     else snprintf(buf, n, "-");
 }
 
+/* ------------------------------------------------------------ the limit */
+
+/* The 50% point of the best test at a given false-alarm rate, on the
+ * same candidates (GATES.md, gate 2, "What the best test could reach"): a
+ * detector that knows the spread of the paired difference d = c - r of
+ * the lossless path against the reference (estimated beforehand from 40
+ * seeds without a lean that the sweep does not use) and tests the lean's
+ * own statistic with it, one-sided (the lean's sign known): a z-test
+ * (global) or a chi-square test over the groups (per channel, per row),
+ * a group's variance from the ulp model (each element's d spreads as the
+ * null's spread in ulps times its ulp at the condition scale). Its detection
+ * fraction is counted on the sweep's candidates, so its 50% point is on
+ * the same realized-lean axis as admit's. */
+
+/* One sample's spreads, in units of D (d = c - r, u = D / ulp at the
+ * condition scale, as gate 1's yardstick), summed over seeds by the caller. */
+typedef struct lim_acc {
+    double n, var_d, var_ud, mean_ulp, mean_u, var_gain;   /* global, per element */
+    double G_ch, v_ch;                                      /* channels: count, mean variance of a group's mean */
+    double G_row, v_row, a_row;                             /* rows' gains: count, mean variance, sum (rms_g / rms)^2 */
+    double seeds;
+    double null_rejects[L_COUNT];                           /* the detector's, at 1e-3, on lossless captures */
+} lim_acc;
+
+static double var_of(const double *x, int64_t n)
+{
+    double m = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) m += x[i];
+    m /= (double)n;
+    for (int64_t i = 0; i < n; i++) s += (x[i] - m) * (x[i] - m);
+    return n > 1 ? s / (double)(n - 1) : 0;
+}
+
+static void lim_measure(const sample *s, int op, const adm_tensor *c, lim_acc *a)
+{
+    int64_t m = adm_tensor_numel(&s->orc.value), R = s->R, N = s->N;
+    const double *o = s->orc.value.data, *cnd = s->orc.has_cond ? s->orc.cond.data : NULL;
+    double *d = malloc(sizeof *d * (size_t)m), *ud = malloc(sizeof *ud * (size_t)m), *wd = malloc(sizeof *wd * (size_t)m);
+    double *u = malloc(sizeof *u * (size_t)m), ou2 = 0, o2 = 0, mu = 0, mulp = 0;
+    if (!d || !ud || !wd || !u) die("memory");
+    for (int64_t i = 0; i < m; i++) {
+        double ul = adm_format_ulp(s->ref.dtype, fmax(fabs(o[i]), cnd ? cnd[i] : 0)) / s->D;
+        d[i] = (adm_tensor_get(c, i) - adm_tensor_get(&s->ref, i)) / s->D;
+        u[i] = 1 / ul;
+        ud[i] = u[i] * d[i];
+        mulp += ul / (double)m;
+        mu += u[i] / (double)m;
+        ou2 += o[i] * o[i] * u[i] * u[i];
+        o2 += o[i] * o[i];
+    }
+    for (int64_t i = 0; i < m; i++) wd[i] = (double)m * o[i] * u[i] * u[i] * sqrt(o2 / (double)m) / ou2 * d[i];
+    a->n = (double)m;
+    a->var_d += var_of(d, m);
+    a->var_ud += var_of(ud, m);
+    a->var_gain += var_of(wd, m);
+    a->mean_ulp += mulp;
+    a->mean_u += mu;
+    if (op != OP_ROW_SUM) {
+        double *g = malloc(sizeof *g * (size_t)(R > N ? R : N)), vs = 0, vr = 0, ar = 0;
+        if (!g) die("memory");
+        for (int64_t j = 0; j < N; j++) { /* a channel's mean of d over its R rows */
+            for (int64_t r = 0; r < R; r++) g[r] = d[r * N + j];
+            vs += var_of(g, R) / (double)R;
+        }
+        for (int64_t r = 0; r < R; r++) { /* a row's gain, its own weights */
+            double q = 0, p2 = 0;
+            for (int64_t j = 0; j < N; j++) {
+                double oo = o[r * N + j], uu = u[r * N + j];
+                q += oo * oo * uu * uu;
+                p2 += oo * oo;
+            }
+            for (int64_t j = 0; j < N; j++) {
+                double oo = o[r * N + j], uu = u[r * N + j];
+                g[j] = q > 0 ? (double)N * oo * uu * uu * sqrt(p2 / (double)N) / q * d[r * N + j] : 0;
+            }
+            vr += var_of(g, N) / (double)N;
+            ar += p2 / (double)N / (s->orms * s->orms);
+        }
+        a->G_ch = (double)N;
+        a->v_ch += vs / (double)N;
+        a->G_row = (double)R;
+        a->v_row += vr / (double)R;
+        a->a_row += ar;
+        free(g);
+    }
+    a->seeds += 1;
+    free(d);
+    free(ud);
+    free(wd);
+    free(u);
+}
+
+/* The known-variance detector's statistics of one candidate, summed over
+ * the captures of a pool: the sums of d, u d and the gain's w d over the
+ * elements (the global leans; the groups' limit is analytic, g_limit). */
+typedef struct kv_sums {
+    double n, sd, sud, swd;
+} kv_sums;
+
+static void kv_add(const lim_acc *A, const sample *s, int op, const adm_tensor *c, kv_sums *k)
+{
+    int64_t m = adm_tensor_numel(&s->orc.value);
+    const double *o = s->orc.value.data, *cnd = s->orc.has_cond ? s->orc.cond.data : NULL;
+    double *d = malloc(sizeof *d * (size_t)m), *u = malloc(sizeof *u * (size_t)m), ou2 = 0, o2 = 0;
+    (void)op;
+    (void)A;
+    if (!d || !u) die("memory");
+    for (int64_t i = 0; i < m; i++) {
+        u[i] = s->D / adm_format_ulp(s->ref.dtype, fmax(fabs(o[i]), cnd ? cnd[i] : 0));
+        d[i] = (adm_tensor_get(c, i) - adm_tensor_get(&s->ref, i)) / s->D;
+        ou2 += o[i] * o[i] * u[i] * u[i];
+        o2 += o[i] * o[i];
+    }
+    for (int64_t i = 0; i < m; i++) {
+        k->sd += d[i];
+        k->sud += u[i] * d[i];
+        k->swd += (double)m * o[i] * u[i] * u[i] * sqrt(o2 / (double)m) / ou2 * d[i];
+    }
+    k->n += (double)m;
+    free(d);
+    free(u);
+}
+
+/* Whether the known-variance detector rejects, one-sided (the lean's sign
+ * known) at rate a: the lean's own statistic against its null spread.
+ * For a lean of the mean two z-tests, on d and on u d, each at a / 2. */
+static int kv_rejects(const lim_acc *A, const kv_sums *k, int kind, double a)
+{
+    double S = A->seeds, n = k->n;
+    switch (kind) {
+    case L_SHIFT:
+    case L_NUDGE:
+    case L_ROUNDUP: {
+        double z = gsl_cdf_ugaussian_Qinv(a / 2);
+        return k->sd / n > z * sqrt(A->var_d / S / n) || k->sud / n > z * sqrt(A->var_ud / S / n);
+    }
+    case L_GAIN: return k->swd / n > gsl_cdf_ugaussian_Qinv(a) * sqrt(A->var_gain / S / n);
+    default: return 0;
+    }
+}
+
+/* The median of the noncentral chi^2(G, lam), Patnaik's two-moment fit
+ * c chi^2(h), c = (G + 2 lam) / (G + lam), h = (G + lam)^2 / (G + 2 lam). */
+static double ncx2_median(double G, double lam)
+{
+    double c = (G + 2 * lam) / (G + lam), h = (G + lam) * (G + lam) / (G + 2 * lam);
+    return c * gsl_cdf_chisq_Pinv(0.5, h);
+}
+
+/* The group leans' limit, analytic: the chi^2 test over G groups of known,
+ * equal variance v (the null's mean) at rate a rejects half the time where
+ * the noncentrality lam = sum_g lean_g^2 / v lifts the median of
+ * chi^2(G, lam) to the quantile. Returned in the grid's unit (injected):
+ * a channel's lean is +-g D (lam = G g^2 / v); a token's gain 1 +- g D /
+ * rms(o), a row gain of g rms_row / rms(o) D (lam = g^2 sum (rms_row /
+ * rms)^2 / v). With unequal known variances the chi^2 test weighted by
+ * each group's own reaches further (lam = g^2 sum 1 / v_g >= G g^2 /
+ * mean v): this is an upper bound on that limit. */
+static double g_limit(const lim_acc *A, int kind, int pooled, double a)
+{
+    double S = A->seeds, G = (kind == L_CHANNEL ? A->G_ch : A->G_row) * pooled, q, lo = 0, hi, lam;
+    if (!(G >= 1)) return NAN;
+    q = gsl_cdf_chisq_Qinv(a, G);
+    hi = 10 * q + 100;
+    for (int it = 0; it < 200; it++) {
+        double mid = (lo + hi) / 2;
+        if (ncx2_median(G, mid) < q) lo = mid;
+        else hi = mid;
+    }
+    lam = (lo + hi) / 2;
+    if (kind == L_CHANNEL) return sqrt(lam * (A->v_ch / S) / G);
+    return sqrt(lam * (A->v_row / S) / (A->a_row / S * pooled));
+}
+
+/* The realized lean at injected size x, interpolated over the grid's
+ * realized leans (linearly from 0 below its first point). */
+static double realized_at(const double *lean, int g0, int g1, double x)
+{
+    if (!isfinite(x)) return NAN;
+    if (x <= grid[g0]) return lean[g0] * x / grid[g0];
+    for (int g = g0 + 1; g < g1; g++)
+        if (x <= grid[g]) return lean[g - 1] + (lean[g] - lean[g - 1]) * (x - grid[g - 1]) / (grid[g] - grid[g - 1]);
+    return NAN;
+}
+
+/* The null's spreads of a cell, from seeds the sweep does not use. */
+static void lim_null(int op, int64_t n, int seeds, lim_acc *A)
+{
+    memset(A, 0, sizeof *A);
+    for (int sd = 0; sd < seeds; sd++) {
+        sample smp;
+        adm_tensor c;
+        make_sample(op, n, mix((uint64_t)(op * 1000 + sd) + 900001), &smp);
+        make_candidate(&smp, op, L_SHIFT, 0.0, (uint64_t)(sd + 100000), &c);
+        lim_measure(&smp, op, &c, A);
+        adm_tensor_free(&c);
+        free_sample(&smp);
+    }
+    /* the detector on 40 further lossless captures: its false alarms at
+     * the whole rate (a limit that rejects lossless paths is none) */
+    for (int sd = 0; sd < seeds; sd++) {
+        sample smp;
+        adm_tensor c;
+        make_sample(op, n, mix((uint64_t)(op * 1000 + sd) + 700001), &smp);
+        make_candidate(&smp, op, L_SHIFT, 0.0, (uint64_t)(sd + 200000), &c);
+        for (int kind = 0; kind < L_COUNT; kind++) {
+            kv_sums K;
+            memset(&K, 0, sizeof K);
+            kv_add(A, &smp, op, &c, &K);
+            A->null_rejects[kind] += kv_rejects(A, &K, kind, 1e-3);
+        }
+        adm_tensor_free(&c);
+        free_sample(&smp);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    int seeds = 20, fa_seeds = 100, quick = 0, only_op = -1, only_kind = -1, do_leans = 1, do_fa = 1;
+    int seeds = 20, fa_seeds = 100, quick = 0, limit = 0, only_op = -1, only_kind = -1, do_leans = 1, do_fa = 1;
     int64_t max_n = 1000000, min_n = 0;
     const char *out_md = NULL, *out_json = NULL;
     static const int64_t sizes[] = {64, 256, 1024, 16384, 1000000};
@@ -341,12 +563,13 @@ int main(int argc, char **argv)
             }
         } else if (!strcmp(argv[i], "--no-fa")) do_fa = 0;
         else if (!strcmp(argv[i], "--fa-only")) do_leans = 0;
+        else if (!strcmp(argv[i], "--limit")) limit = 1;
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out_md = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc) out_json = argv[++i];
         else if (getenv("BENCH_POWER_DEBUG")) break;
         else {
             fprintf(stderr, "usage: bench_power [--quick] [--seeds S] [--fa-seeds F] [--min-n N] [--max-n N] "
-                    "[--only OP,KIND] [--no-fa] [--fa-only] [--out F.md] [--json F]\n");
+                    "[--only OP,KIND] [--no-fa] [--fa-only] [--limit] [--out F.md] [--json F]\n");
             return 2;
         }
     }
@@ -401,8 +624,12 @@ int main(int argc, char **argv)
             "rejects). '-': not reached on the grid (up to %.2g of the grid unit); '<= x': reached at the grid's "
             "smallest lean already; '(magnitude)': most of the rejections at the 50%% point came from gate 1 "
             "(the RMS, max or ulp form), not the bias gate.\n\n", seeds, grid[NGRID - 1]);
-    fprintf(md, "| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% |\n"
-            "|---|---|---|---|---|---|---|---|\n");
+    if (limit)
+        fprintf(md, "| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% | limit 50%% at "
+                "admit's share | limit 50%% at 1e-3 |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    else
+        fprintf(md, "| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% |\n"
+                "|---|---|---|---|---|---|---|---|\n");
     if (do_leans) {
         int first_cell = 1;
         for (int op = 0; op < OP_COUNT; op++)
@@ -413,25 +640,33 @@ int main(int argc, char **argv)
                     for (int pooled = 1; pooled <= 4; pooled += 3) {
                         int64_t n = sizes[si];
                         double frac[NGRID], tfrac[NGRID], lean[NGRID], tlean[NGRID], bymag[NGRID], c50, c90, t50, t90;
+                        double lfs[NGRID], lfw[NGRID], l50s = NAN, l50w = NAN;
+                        /* admit's statistics on this output share the rate: 5 on a 1-D one, 11 on a 2-D one */
+                        double share = 1e-3 / (op == OP_ROW_SUM ? 5 : 11);
+                        lim_acc A;
                         int S = n >= 1000000 ? (seeds < 20 ? seeds : 20) : seeds;
                         /* pooling is for small captures; at 10^6 elements detection sits near the
                          * floor, so the grid's middle (0.035 to 0.45) brackets it */
                         int g0 = n >= 100000 ? 2 : 0, g1 = n >= 100000 ? 10 : NGRID;
                         if (n > max_n || n < min_n || (pooled > 1 && n > 1024)) continue;
-                        for (int g = 0; g < NGRID; g++) frac[g] = tfrac[g] = lean[g] = bymag[g] = 0;
+                        for (int g = 0; g < NGRID; g++) frac[g] = tfrac[g] = lean[g] = bymag[g] = lfs[g] = lfw[g] = 0;
+                        if (limit) lim_null(op, n, 40, &A);
                         for (int sd = 0; sd < S; sd++) {
                             sample smp[4];
                             for (int k = 0; k < pooled; k++)
                                 make_sample(op, n, mix((uint64_t)(op * 1000 + sd * 10 + k) + 77), &smp[k]);
                             for (int g = g0; g < g1; g++) {
                                 adm_verdict acc, v;
+                                kv_sums K;
                                 int trej = 0;
                                 memset(&acc, 0, sizeof acc);
+                                memset(&K, 0, sizeof K);
                                 for (int k = 0; k < pooled; k++) {
                                     adm_tensor c;
                                     make_candidate(&smp[k], op, kind, grid[g], (uint64_t)(sd * 7 + k), &c);
                                     judge_one(&smp[k], &c, &v);
                                     trej |= template_rejects(&smp[k], &c);
+                                    if (limit) kv_add(&A, &smp[k], op, &c, &K);
                                     adm_verdict_pool_add(&acc, &v, NULL);
                                     adm_tensor_free(&c);
                                 }
@@ -439,6 +674,10 @@ int main(int argc, char **argv)
                                 frac[g] += acc.tier == ADM_TIER_HIGH;
                                 bymag[g] += acc.tier == ADM_TIER_HIGH && acc.gate[ADM_GATE_BIAS].passed;
                                 tfrac[g] += trej;
+                                if (limit) {
+                                    lfs[g] += kv_rejects(&A, &K, kind, share);
+                                    lfw[g] += kv_rejects(&A, &K, kind, 1e-3);
+                                }
                                 lean[g] += realized(&acc, kind);
                             }
                             for (int k = 0; k < pooled; k++) free_sample(&smp[k]);
@@ -448,6 +687,8 @@ int main(int argc, char **argv)
                             bymag[g] = frac[g] > 0 ? bymag[g] / frac[g] : 0; /* share caught without the bias gate */
                             frac[g] /= S;
                             tfrac[g] /= S;
+                            lfs[g] /= S;
+                            lfw[g] /= S;
                             lean[g] /= S;
                             tlean[g] = lean[g];
                         }
@@ -455,6 +696,15 @@ int main(int argc, char **argv)
                         c90 = crossing(frac + g0, lean + g0, g1 - g0, 0.9);
                         t50 = crossing(tfrac + g0, tlean + g0, g1 - g0, 0.5);
                         t90 = crossing(tfrac + g0, tlean + g0, g1 - g0, 0.9);
+                        if (limit && (kind == L_CHANNEL || kind == L_TOKEN)) {
+                            l50s = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, share));
+                            l50w = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, 1e-3));
+                        } else if (limit) {
+                            l50s = crossing(lfs + g0, lean + g0, g1 - g0, 0.5);
+                            l50w = crossing(lfw + g0, lean + g0, g1 - g0, 0.5);
+                            if (lfs[g0] >= 0.5) l50s = fmax(0.0, lean[g0]);
+                            if (lfw[g0] >= 0.5) l50w = fmax(0.0, lean[g0]);
+                        }
 #define CELL(x) (isfinite(x) ? x : -1.0)
                         {
                             char a5[32], a9[32], b5[32], b9[32];
@@ -468,8 +718,10 @@ int main(int argc, char **argv)
                             fmt_cross(a9, sizeof a9, c90, frac[g0] >= 0.9, lean[g0]);
                             fmt_cross(b5, sizeof b5, t50, tfrac[g0] >= 0.5, tlean[g0]);
                             fmt_cross(b9, sizeof b9, t90, tfrac[g0] >= 0.9, tlean[g0]);
-                            fprintf(md, "| %s | %s | %lld | %d | %s%s | %s | %s | %s |\n", op_label[op], lean_label[kind],
+                            fprintf(md, "| %s | %s | %lld | %d | %s%s | %s | %s | %s |", op_label[op], lean_label[kind],
                                     (long long)n, pooled, a5, by, a9, b5, b9);
+                            if (limit) fprintf(md, " %.3g | %.3g |", l50s, l50w);
+                            fprintf(md, "\n");
                             fflush(md);
                         }
                         if (js) {
@@ -483,15 +735,23 @@ int main(int argc, char **argv)
                             for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", tfrac[g]);
                             fprintf(js, "], \"realized\": [");
                             for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.4g", g ? ", " : "", lean[g]);
+                            if (limit) {
+                                fprintf(js, "], \"limit_null_rejects\": %.0f, \"limit_null_samples\": 40", A.null_rejects[kind]);
+                                fprintf(js, ", \"limit_share_50\": %.4g, \"limit_whole_50\": %.4g, \"limit_share\": %.4g, "
+                                        "\"limit_frac_share\": [", CELL(l50s), CELL(l50w), share);
+                                for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", lfs[g]);
+                                fprintf(js, "], \"limit_frac_whole\": [");
+                                for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", lfw[g]);
+                            }
                             fprintf(js, "], \"by_magnitude\": [");
                             for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", bymag[g]);
                             fprintf(js, "]}");
                             fflush(js);
                         }
                         first_cell = 0;
-                        fprintf(stderr, "%-20s %-10s n=%-8lld pooled=%d  admit %.3g / %.3g  template %.3g / %.3g  (%.0f s)\n",
-                                op_label[op], lean_label[kind], (long long)n, pooled, c50, c90, t50, t90,
-                                bench_now() - t0);
+                        fprintf(stderr, "%-20s %-10s n=%-8lld pooled=%d  admit %.3g / %.3g  template %.3g / %.3g  limit %.3g "
+                                "(1e-3: %.3g; null %.0f/40)  (%.0f s)\n", op_label[op], lean_label[kind], (long long)n, pooled, c50, c90,
+                                t50, t90, l50s, l50w, limit ? A.null_rejects[kind] : 0.0, bench_now() - t0);
                     }
             }
     }

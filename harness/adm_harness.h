@@ -197,6 +197,10 @@ typedef struct adm_evidence {
     adm_moments gd[ADM_BIAS_SCOPES][ADM_BIAS_KINDS], gr[ADM_BIAS_SCOPES][ADM_BIAS_KINDS],
         gc[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
     double gvr[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
+    /* the variance ratio's sums for d (GATES.md, gate 2): sum v, sum v^2
+     * and sum v^2 / (n_g - 1) over the groups, n_g a group's elements */
+    double gvd[ADM_BIAS_SCOPES][ADM_BIAS_KINDS], gvd2[ADM_BIAS_SCOPES][ADM_BIAS_KINDS],
+        gvdm[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
     /* the relative part of each materiality floor (one rounding of a
      * scale in the working precision, in D units), summed with weight n */
     double floor_rel[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
@@ -218,6 +222,10 @@ typedef struct adm_bias_test {
     double se_ulp;             /* global mean and sign: the second test's standard error (in ulps, times the
                                 * mean ulp in D); 0 where it does not apply */
     double detect;             /* the smallest lean this evidence would reject (the power) */
+    /* group statistics' second test: the variance ratio sum L^2 / sum v of
+     * the paired difference, its F quantile at its Satterthwaite degrees
+     * of freedom (GATES.md, gate 2); 0 for the global statistics */
+    double f, f_quantile, f_dof1, f_dof2;
 } adm_bias_test;
 
 /* What a verdict could have missed: the smallest lean of each kind (in

@@ -93,6 +93,11 @@ static void groups_to_evidence(adm_evidence *ev, int scope, const double *raw, i
             mom_add(&ev->gr[scope][k], L[SER_R] * L[SER_R] - v[SER_R]);
             mom_add(&ev->gc[scope][k], L[SER_C] * L[SER_C] - v[SER_C]);
             ev->gvr[scope][k] += v[SER_R];
+            /* the variance ratio's Satterthwaite degrees of freedom: a
+             * group's v is a sample variance of n - 1 degrees of freedom */
+            ev->gvd[scope][k] += v[SER_D];
+            ev->gvd2[scope][k] += v[SER_D] * v[SER_D];
+            ev->gvdm[scope][k] += v[SER_D] * v[SER_D] / (n - 1);
         }
     }
     for (int k = 0; k < ADM_BIAS_KINDS && used; k++)
@@ -402,6 +407,9 @@ static void evidence_pool(adm_evidence *a, const adm_evidence *b)
             mom_pool(&a->gr[s][k], &b->gr[s][k]);
             mom_pool(&a->gc[s][k], &b->gc[s][k]);
             a->gvr[s][k] += b->gvr[s][k];
+            a->gvd[s][k] += b->gvd[s][k];
+            a->gvd2[s][k] += b->gvd2[s][k];
+            a->gvdm[s][k] += b->gvdm[s][k];
             a->floor_rel[s][k] += b->floor_rel[s][k];
         }
     }
@@ -530,10 +538,33 @@ static int adm_mutant_group(int scope, int k)
     return ADM_MUTANT(name);
 }
 
+/* The upper 1 - p quantile of F(h1, h2) (h2 infinite: chi^2(h1) / h1),
+ * by bisection on its upper tail, to 1e-12 relative: GSL's own inverse
+ * gives up (and aborts through its error handler) at some fractional
+ * degrees of freedom. */
+static double f_quantile(double p, double h1, double h2)
+{
+    double lo = 0, hi = 1;
+    if (!(h1 > 0) || !(h2 > 0) || !(p > 0 && p < 1)) return INFINITY;
+    if (!isfinite(h2)) return gsl_cdf_chisq_Qinv(p, h1) / h1;
+    while (gsl_cdf_fdist_Q(hi, h1, h2) > p) {
+        lo = hi;
+        hi *= 2;
+        if (hi > 1e300) return INFINITY;
+    }
+    for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; it++) {
+        double mid = (lo + hi) / 2;
+        if (gsl_cdf_fdist_Q(mid, h1, h2) > p) lo = mid;
+        else hi = mid;
+    }
+    return hi;
+}
+
 static void test_group(const adm_evidence *ev, int scope, int k, double mat, double alpha_k, adm_bias_test *b)
 {
     const adm_moments *d = &ev->gd[scope][k], *r = &ev->gr[scope][k], *c = &ev->gc[scope][k];
-    double G = d->n, se_d, se_r, Ur, Uc, cr;
+    double G = d->n, se_d, se_r, Ur, Uc, cr, Sv = ev->gvd[scope][k], Sv2 = ev->gvd2[scope][k], Svm = ev->gvdm[scope][k];
+    double SL2, h1, h2;
     memset(b, 0, sizeof *b);
     if (G < 2) return;
     b->applicable = 1;
@@ -547,11 +578,9 @@ static void test_group(const adm_evidence *ev, int scope, int k, double mat, dou
     b->floor = fmax(scope == ADM_BIAS_ROW ? 2.5 * mat : mat, ev->floor_rel[scope][k] / ev->n);
     /* U = mean over the groups of L^2 - v: an unbiased estimate of the mean
      * square of the groups' true leans; its standard error from the
-     * spread across the groups (robust to groups of different noise, and
-     * to errors correlated inside a group) */
+     * spread across the groups */
     b->diff = mom_mean(d);
-    se_d = b->se = sqrt(mom_var(d) / G);
-    b->z = se_d > 0 ? b->diff / se_d : INFINITY;
+    b->se = sqrt(mom_var(d) / G);
     Ur = mom_mean(r);
     se_r = sqrt(mom_var(r) / G);
     Uc = mom_mean(c);
@@ -560,14 +589,40 @@ static void test_group(const adm_evidence *ev, int scope, int k, double mat, dou
     cr = credited(fmax(0.0, Ur), se_r);
     b->credited_ref = sqrt(cr);
     b->excess = b->cand - b->credited_ref;
+    /* Significance, two tests sharing the statistic's share (GATES.md,
+     * gate 2): (1) U of d against the spread of L^2 - v across the G
+     * groups, Student-t at G - 1 degrees of freedom, robust to groups of
+     * different noise but weak where the groups are few (t = 20 at 4
+     * groups); (2) the variance ratio F = sum L^2 / sum v, the noise model
+     * of the global tests (independent elements of unequal spread), each
+     * group's own v pooled over the groups with its n_g - 1 degrees of
+     * freedom: under no lean beyond noise sum L^2 is about sum(v) chi^2(h1)
+     * / h1 and sum v about sum(v) chi^2(h2) / h2 (Satterthwaite), h1 =
+     * (sum v)^2 / sum v^2 <= G, h2 = (sum v)^2 / sum(v^2 / (n_g - 1)): strong
+     * where the groups are few and large (a capture's tokens), weak where
+     * they are small (4 values a channel: a sub-ulp lean's own flips
+     * inflate v). Each one-sided at half the share. */
     b->dof = G - 1;
-    b->t = t_quantile(alpha_k, b->dof); /* one-sided: U of d is a mean square */
-    b->failed = b->diff > b->t * se_d && b->excess > b->floor && !adm_mutant_group(scope, k);
+    se_d = b->se;
+    b->t = t_quantile(alpha_k / 2, b->dof);
+    SL2 = d->s1 + Sv;
+    h1 = Sv2 > 0 ? Sv * Sv / Sv2 : G;
+    h2 = Svm > 0 ? Sv * Sv / Svm : INFINITY;
+    b->f_quantile = f_quantile(alpha_k / 2, h1, h2);
+    b->f = Sv > 0 ? SL2 / Sv : (SL2 > 0 ? INFINITY : 0);
+    b->f_dof1 = h1;
+    b->f_dof2 = h2;
+    b->z = se_d > 0 ? b->diff / se_d : INFINITY;
+    b->failed = (b->diff > b->t * se_d || b->f > b->f_quantile) && b->excess > b->floor && !adm_mutant_group(scope, k);
     {
-        /* under pure noise U scatters by sqrt(2 / G) times the mean
-         * variance of a group's lean: the power never claims more */
+        /* power: the smaller of the two tests' (never below the
+         * reference's own noise): under pure noise U scatters by sqrt(2 /
+         * G) times the mean variance of a group's lean; the variance
+         * ratio reaches its quantile where sum v + G lean^2 = F sum v */
         double noise = sqrt(2.0 / G) * ev->gvr[scope][k] / G;
-        b->detect = fmax(b->floor, sqrt(b->t * fmax(se_d, noise)));
+        double p1 = sqrt(b->t * fmax(se_d, noise));
+        double p2 = sqrt(fmax(0.0, b->f_quantile - 1) * fmax(Sv, ev->gvr[scope][k]) / G);
+        b->detect = fmax(b->floor, isfinite(p2) ? fmin(p1, p2) : p1);
     }
 }
 
@@ -584,9 +639,10 @@ static void explain_bias(adm_verdict *v, int scope, int k, const adm_bias_test *
                         "%.1f standard errors): %s.", what[k], b->cand, b->ref, scale, b->floor, z, why[k]);
     } else {
         adm_h_fail_gate(v, ADM_GATE_BIAS, "Per-%s %s error has RMS %.3g D beyond noise against the reference path's "
-                        "%.3g D (%sfloor %.2g D, %.1f standard errors): a %s confined to %s.",
+                        "%.3g D (%sfloor %.2g D, %.1f standard errors against %.2f, variance ratio %.2f against %.2f): a %s "
+                        "confined to %s.",
                         scope == ADM_BIAS_CHANNEL ? "channel" : "row", kind_names[k], b->cand, b->ref, scale, b->floor,
-                        z, k == ADM_BIAS_GAIN ? "scale error" : "bias",
+                        z, b->t, b->f, b->f_quantile, k == ADM_BIAS_GAIN ? "scale error" : "bias",
                         scope == ADM_BIAS_CHANNEL ? "channels (a shifted bias vector, a channel scale)"
                                                   : "tokens (a per-token statistic rounded)");
     }

@@ -19,6 +19,7 @@
 #include <check.h>
 #include <fenv.h>
 #include <jansson.h>
+#include <gsl/gsl_cdf.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -960,6 +961,66 @@ START_TEST(test_bias_statistic)
     adm_tensor_free(&r);
     adm_tensor_free(&k);
     free_fixture(&f);
+}
+END_TEST
+
+/* A per-token gain on few tokens (GATES.md, gate 2, the groups' second
+ * test): a linear layer of 4 tokens x 64 channels, its exact output scaled
+ * by 1 +- 2^-9 on alternate token pairs (a per-token statistic held in 9
+ * bits, about 1.2 D) and rounded once to bf16, against the reference
+ * GEMM, on 10 seeds. The spread of L^2 - v across 4 rows has 3 degrees of
+ * freedom (t = 23 at the statistic's whole share): that test alone rejects
+ * it on none; the variance ratio (each row's own variance pooled over the
+ * rows: h2 of 130-250 degrees of freedom, h1 of 2-4) on 6. Asserted: 5 or
+ * more, and at most 1 by the spread test. Without the gain (the exact
+ * output rounded once) no bias statistic fires. */
+START_TEST(test_bias_row_gain_few_tokens)
+{
+    enum { S = 10 };
+    int new_hits = 0, old_hits = 0, clean_hits = 0;
+    for (int sd = 0; sd < S; sd++) {
+        fixture f;
+        adm_gemm_emu re;
+        adm_tensor r, k, c0;
+        adm_verdict v;
+        const adm_bias_test *b;
+        double t_old;
+        make_fixture(&f, 9101 + (uint64_t)sd, 4, 256, 64, 0);
+        ref_emu(&f, &re);
+        run_emu(&f, &re, &r);
+        ck_assert_int_eq(adm_tensor_alloc(&k, ADM_BF16, 2, f.o.shape), ADM_OK);
+        for (int64_t i = 0; i < 256; i++) {
+            uint64_t bits;
+            adm_format_encode(ADM_BF16, ((double *)f.o.data)[i] * (1 + ((i / 64) / 2 % 2 ? -1 : 1) * 0x1p-9), ADM_RNE,
+                              0, &bits);
+            adm_tensor_set_bits(&k, i, bits);
+        }
+        judge(&f, &r, &k, NULL, &v);
+        b = &v.bias[ADM_BIAS_ROW][ADM_BIAS_GAIN];
+        ck_assert(b->applicable);
+        /* the spread test alone at the statistic's whole share (1e-3 over 11) */
+        t_old = gsl_cdf_tdist_Qinv(1e-3 / 11, b->dof);
+        new_hits += b->failed;
+        old_hits += b->diff > t_old * b->se && b->excess > b->floor;
+        if (sd == 0) show("per-token gain of 2^-9 on 4 tokens", &v);
+        ck_assert_int_eq(adm_tensor_alloc(&c0, ADM_BF16, 2, f.o.shape), ADM_OK);
+        for (int64_t i = 0; i < 256; i++) {
+            uint64_t bits;
+            adm_format_encode(ADM_BF16, ((double *)f.o.data)[i], ADM_RNE, 0, &bits);
+            adm_tensor_set_bits(&c0, i, bits);
+        }
+        judge(&f, &r, &c0, NULL, &v);
+        clean_hits += !v.gate[ADM_GATE_BIAS].passed;
+        adm_tensor_free(&c0);
+        adm_tensor_free(&k);
+        adm_tensor_free(&r);
+        free_fixture(&f);
+    }
+    printf("per-token gain of 2^-9 on 4 tokens x 64 channels: rejected on %d of %d (the spread test alone: %d); "
+           "the exact output rounded once: %d\n", new_hits, S, old_hits, clean_hits);
+    ck_assert_int_ge(new_hits, 5);
+    ck_assert_int_le(old_hits, 1);
+    ck_assert_int_eq(clean_hits, 0);
 }
 END_TEST
 
@@ -2773,6 +2834,7 @@ static Suite *harness_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_bias_statistic, 0, LK_COUNT);
     tcase_add_test(tc, test_bias_fp32_shift);
+    tcase_add_test(tc, test_bias_row_gain_few_tokens);
     suite_add_tcase(s, tc);
     tc = tcase_create("Pooling");
     tcase_set_timeout(tc, 120);
