@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 8
+#define ADM_CUDA_MODULE_ABI 9
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
@@ -81,10 +81,15 @@ typedef struct adm_stats_dev_desc {
  * copies in *sess (ADM_ERR_UNSUPPORTED for formats other than bf16, fp16,
  * fp32, fp64). run: a candidate output (contiguous, cand_dt, R x N)
  * uploaded and its raw sums into the host arrays rows (R x RAW_NS), chans
- * (ns x N x RAW_NS), mg (nb x MG_NS) and ph (nb x HIST_BLOCK). */
+ * (N x RAW_NS: the ns stripes' channel sums already added in stripe
+ * order, as adm_h_stats_finish adds them), mg (nb x MG_NS) and ph
+ * (nb x HIST_BLOCK); first[0] the first element whose kind (finite, NaN,
+ * +Inf, -Inf) differs from the reference's, first[1] the first whose
+ * bits differ (NaN payloads aside) where cand_dt is the reference's
+ * format, else -1; R N where none (gates 3 and 7). */
 adm_status adm_stats_cuda_open(const adm_stats_dev_desc *d, void **sess);
 adm_status adm_stats_cuda_run(void *sess, const void *cand, int cand_dt, double *rows, double *chans, double *mg,
-                              int64_t *ph);
+                              int64_t *ph, int64_t *first);
 void adm_stats_cuda_close(void *sess);
 /* 1 where open borrowed the GPU oracle's device copies of o and cond. */
 int adm_stats_cuda_borrowed(void *sess);
@@ -149,7 +154,7 @@ typedef struct adm_cuda_module {
     void (*toy_nccl_free)(void *comm);
     adm_status (*stats_open)(const adm_stats_dev_desc *d, void **sess);
     adm_status (*stats_run)(void *sess, const void *cand, int cand_dt, double *rows, double *chans, double *mg,
-                            int64_t *ph);
+                            int64_t *ph, int64_t *first);
     void (*stats_close)(void *sess);
     int (*stats_borrowed)(void *sess);
     void (*o_forget)(const double *val);

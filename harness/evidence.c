@@ -118,6 +118,7 @@ adm_status adm_h_stats_alloc(adm_h_stats_raw *s, int64_t R, int64_t N)
     memset(s, 0, sizeof *s);
     s->R = R;
     s->N = N;
+    s->first_kind = s->first_bits = -1;
     s->nb = (R + ADM_SE_RB - 1) / ADM_SE_RB;
     s->ns = adm_se_stripes(N, s->nb);
     s->rows = adm_h_calloc((size_t)(R * RAW_NS + 1), sizeof(double));
@@ -214,18 +215,26 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
     return ADM_OK;
 }
 
+void adm_h_stats_merge(adm_h_stats_raw *s)
+{
+    int64_t N = s->N, ns = s->ns;
+    double *chans = s->chans;
+    if (s->merged) return;
+    for (int64_t st = 1; st < ns; st++)
+        for (int64_t t = 0; t < N * RAW_NS; t++) chans[t] += chans[st * N * RAW_NS + t];
+    s->merged = 1;
+}
+
 void adm_h_stats_finish(adm_h_stats_raw *s, adm_dtype fmt, int has_cnd, adm_verdict *v)
 {
-    int64_t R = s->R, N = s->N, nb = s->nb, ns = s->ns;
+    int64_t R = s->R, N = s->N, nb = s->nb;
     double *rows = s->rows, *chans = s->chans, *mg = s->mg;
     const int64_t *ph = s->ph;
     double tot[RAW_NS] = {0}, m[MG_NS] = {0}, D, Du, invD, invDu, uw = unit_roundoff(fmt);
     adm_evidence *ev = &v->ev;
     memset(ev, 0, sizeof *ev);
     v->ulp_gated = has_cnd;
-    /* the stripes' channel sums, in stripe order, into the first */
-    for (int64_t st = 1; st < ns; st++)
-        for (int64_t t = 0; t < N * RAW_NS; t++) chans[t] += chans[st * N * RAW_NS + t];
+    adm_h_stats_merge(s);
     for (int64_t bk = 0; bk < nb; bk++) {
         const double *M = mg + bk * MG_NS;
         for (int t = MG_ER2; t <= MG_ULP; t++) m[t] += M[t];

@@ -218,10 +218,9 @@ static int special_positions(const adm_tensor *r, const adm_tensor *c, char *why
     return 1;
 }
 
-static void gate_special(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd, adm_verdict *v)
+int64_t adm_h_first_kind_diff(const adm_h_reader *rd, const adm_h_reader *cd, int64_t n)
 {
-    char why[300];
-    int64_t n = adm_tensor_numel(in->ref), first = n;
+    int64_t first = n;
 #pragma omp parallel reduction(min : first)
     {
         adm_fpenv fe;
@@ -231,6 +230,15 @@ static void gate_special(const adm_judge_input *in, const adm_h_reader *rd, cons
             if (i < first && kind_of(adm_h_at(rd, i)) != kind_of(adm_h_at(cd, i))) first = i;
         adm_fpenv_leave(&fe);
     }
+    return first;
+}
+
+/* first_dev: the GPU's scan (adm_h_first_kind_diff's result), -1: scan here */
+static void gate_special(const adm_judge_input *in, const adm_h_reader *rd, const adm_h_reader *cd, adm_verdict *v,
+                         int64_t first_dev)
+{
+    char why[300];
+    int64_t n = adm_tensor_numel(in->ref), first = first_dev >= 0 ? first_dev : adm_h_first_kind_diff(rd, cd, n);
     if (first < n && !ADM_MUTANT("special"))
         adm_h_fail_gate(v, ADM_GATE_SPECIAL, "On the capture's inputs, element %lld is %s where the reference has %s.",
                   (long long)first, kind_names[kind_of(adm_h_at(cd, first))], kind_names[kind_of(adm_h_at(rd, first))]);
@@ -395,7 +403,7 @@ static void gate_strides(const adm_judge_input *in, adm_verdict *v)
     }
 }
 
-static int bits_identical(const adm_tensor *a, const adm_tensor *b, int64_t *where)
+int adm_h_bits_identical(const adm_tensor *a, const adm_tensor *b, int64_t *where)
 {
     int64_t n;
     if (a->dtype != b->dtype || a->ndim != b->ndim || memcmp(a->shape, b->shape, sizeof(int64_t) * (size_t)a->ndim))
@@ -417,15 +425,24 @@ static int bits_identical(const adm_tensor *a, const adm_tensor *b, int64_t *whe
     return 1;
 }
 
-static void gate_exact(const adm_judge_input *in, adm_verdict *v)
+/* where_dev: the GPU's scan of the outputs (the first element whose bits
+ * differ, the element count where none), -1: compare them here */
+static void gate_exact(const adm_judge_input *in, adm_verdict *v, int64_t where_dev)
 {
     int64_t where = -1;
+    int same;
     if (in->ref->dtype != in->cand->dtype) {
         adm_h_fail_gate(v, ADM_GATE_EXACT, "The output is %s, the reference's %s.", adm_dtype_name(in->cand->dtype),
                   adm_dtype_name(in->ref->dtype));
         return;
     }
-    if (!bits_identical(in->ref, in->cand, &where) && !ADM_MUTANT("exact")) {
+    if (where_dev >= 0) {
+        same = where_dev >= adm_tensor_numel(in->ref);
+        where = where_dev;
+    } else {
+        same = adm_h_bits_identical(in->ref, in->cand, &where);
+    }
+    if (!same && !ADM_MUTANT("exact")) {
         adm_h_fail_gate(v, ADM_GATE_EXACT, "Element %lld differs from the reference bit for bit.", (long long)where);
         return;
     }
@@ -433,7 +450,7 @@ static void gate_exact(const adm_judge_input *in, adm_verdict *v)
         const adm_special_outcome *so = &in->special[s];
         if (so->cand_status == ADM_ERR_NOT_FOUND) continue;
         if ((so->ref_status != so->cand_status ||
-             (so->ref && so->cand && !bits_identical(so->ref, so->cand, &where))) && !ADM_MUTANT("exact_case")) {
+             (so->ref && so->cand && !adm_h_bits_identical(so->ref, so->cand, &where))) && !ADM_MUTANT("exact_case")) {
             adm_h_fail_gate(v, ADM_GATE_EXACT, "Case '%s' differs from the reference.", so->name);
             return;
         }
@@ -446,6 +463,7 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
     adm_gate_config d;
     double scale, maxb = 0, t0, t1 = 0;
     adm_h_reader rd, cd;
+    int64_t first[2] = {-1, -1}; /* gates 3 and 7's scans where the GPU measured */
     int64_t n;
     char a[160], b[160];
     adm_status st;
@@ -469,16 +487,20 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
                         adm_shape_str(in->oracle->ndim, in->oracle->shape, b, sizeof b));
     v->oracle_certified = in->oracle_certified;
     v->oracle_assumption = in->oracle_certified ? in->oracle_assumption : NULL;
+    /* the same for every candidate of a GPU session: taken once there */
+    if (!adm_h_stats_dev_max_bound(in->stats_dev, in, &maxb)) {
 #pragma omp parallel reduction(max : maxb)
-    {
-        adm_fpenv fe;
-        adm_fpenv_enter(&fe);
+        {
+            adm_fpenv fe;
+            adm_fpenv_enter(&fe);
 #pragma omp for schedule(static)
-        for (int64_t i = 0; i < n; i++) {
-            double bb = ((const double *)in->bound->data)[i];
-            if (isfinite(((const double *)in->oracle->data)[i]) && bb > maxb) maxb = bb;
+            for (int64_t i = 0; i < n; i++) {
+                double bb = ((const double *)in->bound->data)[i];
+                if (isfinite(((const double *)in->oracle->data)[i]) && bb > maxb) maxb = bb;
+            }
+            adm_fpenv_leave(&fe);
         }
-        adm_fpenv_leave(&fe);
+        adm_h_stats_dev_keep_max_bound(in->stats_dev, in, maxb);
     }
     v->max_bound = maxb;
     if (in->cand->ndim != in->ref->ndim ||
@@ -495,7 +517,7 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
     cd = adm_h_reader_of(in->cand);
     t0 = in->seconds ? adm_h_now() : 0;
     if (adm_h_stats_dev_serves(in->stats_dev, in))
-        st = adm_h_measure_numeric_dev(in->stats_dev, in, v);
+        st = adm_h_measure_numeric_dev(in->stats_dev, in, v, first);
     else if (adm_h_stats_batch_serves(in->stats_batch, in))
         st = adm_h_measure_numeric_batch(in->stats_batch, in, v);
     else
@@ -510,13 +532,14 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
         return ADM_FAIL(ADM_ERR_RANGE, "judge: the oracle's max bound %.3g is above %.2g of the reference error "
                         "%.3g; refine it first (adm_oracle_refine)", maxb, cfg->sharpness, scale);
     adm_h_decide_numeric(v, cfg);
-    gate_special(in, &rd, &cd, v);
+    gate_special(in, &rd, &cd, v, first[0]);
     gate_strides(in, v);
     if ((st = gate_flip(in, &rd, &cd, cfg, v)) != ADM_OK) goto error;
     gate_static(in, v);
-    gate_exact(in, v);
+    gate_exact(in, v, first[1]);
     adm_h_decide_tier(v);
     if (in->seconds) in->seconds[1] += adm_h_now() - t1;
+    if (in->stats_dev && in->seconds) adm_h_trace_since("other_gates", t1);
     return ADM_OK;
 error:
     /* no verdict: a caller that ignores the status still admits nothing */

@@ -100,6 +100,11 @@ typedef struct adm_h_stats_raw {
     double *rows, *chans, *mg;
     int64_t *ph;
     double bytes;               /* what adm_h_stats_alloc asked calloc for */
+    int merged;                 /* 1: chans holds the stripes' sum (adm_h_stats_merge done) */
+    /* gates 3 and 7's scans where the GPU measured (else -1): the first
+     * element whose kind differs from the reference's, the first whose
+     * bits do (-1: formats differ); R N where none */
+    int64_t first_kind, first_bits;
 } adm_h_stats_raw;
 
 /* Zeroed arrays for the shape (ADM_ERR_NOMEM, nothing held, when short). */
@@ -121,6 +126,9 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
  * the reference's format; has_cnd: the ulps were taken at the oracle's
  * condition scale. */
 void adm_h_stats_finish(adm_h_stats_raw *s, adm_dtype fmt, int has_cnd, adm_verdict *v);
+/* The stripes' channel sums added into the first, in stripe order (once:
+ * sets merged). */
+void adm_h_stats_merge(adm_h_stats_raw *s);
 
 /* Gates 1 and 2 and the evidence gate of one capture (harness/evidence.c):
  * one pass over the output (per-row and per-channel sums together) fills
@@ -141,6 +149,12 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg);
 typedef struct adm_h_stats_dev adm_h_stats_dev;
 /* Seconds on the monotonic clock, for the reports' phase timings. */
 double adm_h_now(void);
+/* ADM_CUDA_TRACE=1 (read once): the GPU statistics path's parts timed on
+ * stderr, "adm-trace stats.<part> <milliseconds>" (harness/stats_cuda.cu
+ * prints the device's parts). since: the milliseconds since t0
+ * (adm_h_now's seconds) as that part's line. */
+int adm_h_trace(void);
+void adm_h_trace_since(const char *part, double t0);
 adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
                                 adm_h_stats_dev **out);
 /* adm_h_stats_dev_open where the GPU can take the outputs: *out NULL (and
@@ -153,9 +167,24 @@ void adm_h_stats_dev_free(adm_h_stats_dev *d);
  * uploading the oracle and its scale. */
 int adm_h_stats_dev_borrowed(const adm_h_stats_dev *d);
 int adm_h_stats_dev_serves(const adm_h_stats_dev *d, const adm_judge_input *in);
-adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v);
+/* The judge's max bound over the finite oracle values, kept for the
+ * session's oracle (its values and bound do not change while it is open:
+ * replay judges every candidate of a capture against one oracle result).
+ * max_bound: 1 and *mb where kept for in's bound; keep: keeps it (d NULL
+ * or another oracle: nothing). */
+int adm_h_stats_dev_max_bound(const adm_h_stats_dev *d, const adm_judge_input *in, double *mb);
+void adm_h_stats_dev_keep_max_bound(adm_h_stats_dev *d, const adm_judge_input *in, double mb);
+/* first[2]: the raw sums' first_kind and first_bits (gates 3 and 7 take
+ * them instead of scanning the outputs on the host). */
+adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v, int64_t first[2]);
+/* Gate 3's and 7's host scans (harness/gates.c): the first element of n
+ * whose kind (finite, NaN, +Inf, -Inf) differs between r and c, n where
+ * none; whether a and b are the same bits (NaN payloads aside), *where
+ * the first that is not. */
+int64_t adm_h_first_kind_diff(const adm_h_reader *r, const adm_h_reader *c, int64_t n);
+int adm_h_bits_identical(const adm_tensor *a, const adm_tensor *b, int64_t *where);
 /* The raw sums of in on the GPU into s (allocated for its shape; in
- * served by d). */
+ * served by d), its channel stripes merged on the device (s->merged). */
 adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, adm_h_stats_raw *s);
 /* The same sums on the CPU for the candidates of one capture at once
  * (harness/stats_batch.c): the oracle's and the reference's terms once per

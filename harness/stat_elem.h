@@ -202,88 +202,90 @@ ADM_SE_FN double adm_se_nontrivial(int has_cnd, double oi, double cnd_i)
     return has_cnd ? (cnd_i != 0) : (oi != 0);
 }
 
-/* A block's magnitude sums (in element order), maxima and count; the
- * fourth-order sums of gate 1's paired standard error; the mean's and the
- * sign's sums in ulps (gate 2: d = c - r in ulps, the reference's error in
- * ulps, and the sum of the ulps). */
-typedef struct adm_se_mag {
-    double er2, ec2, q2, ur2, uc2, uq2, mr, mc, mq, umr, umc, umq, nontriv;
-    double ec4, er4, q4, ecr, ecq, uc4, ur4, uq4, ucr, ucq;
-    double wd1, wd2, wr1, wr2, sd1, sd2, sr1, sr2, ulps;
-} adm_se_mag;
+/* A block's magnitude sums (in element order), maxima and count (MG_*):
+ * the fourth-order sums of gate 1's paired standard error; the mean's and
+ * the sign's sums in ulps (gate 2: d = c - r in ulps, the reference's
+ * error in ulps, and the sum of the ulps). Each number is its own chain
+ * of additions (or maxima) in element order. Their addends are written
+ * once, in ADM_SE_MAG_EACH: the CPU adds them in place (adm_se_mag_add),
+ * the GPU stores them (adm_se_mag_terms) and adds each number in its own
+ * lane (adm_se_mag_acc), the same operations in the same order, the same
+ * bits. */
+typedef struct adm_se_mag { double v[MG_NS]; } adm_se_mag;
+
+/* X(k, addend) for each sum, M(k, operand) for each maximum, from e (the
+ * element), du = d u and sg = sign(o) (ADM_SE_MAG_LOCALS), nontriv. */
+#define ADM_SE_MAG_LOCALS(e, oi, d) double du = (d) * (e)->u, sg = (oi) > 0 ? 1.0 : ((oi) < 0 ? -1.0 : 0.0)
+#define ADM_SE_MAG_EACH(X, M, e, nontriv)                         \
+    X(MG_EC4, ((e)->ec * (e)->ec) * ((e)->ec * (e)->ec))          \
+    X(MG_ER4, ((e)->er * (e)->er) * ((e)->er * (e)->er))          \
+    X(MG_Q4, ((e)->q * (e)->q) * ((e)->q * (e)->q))               \
+    X(MG_ECR, ((e)->ec * (e)->ec) * ((e)->er * (e)->er))          \
+    X(MG_ECQ, ((e)->ec * (e)->ec) * ((e)->q * (e)->q))            \
+    X(MG_UC4, ((e)->cu * (e)->cu) * ((e)->cu * (e)->cu))          \
+    X(MG_UR4, ((e)->eu * (e)->eu) * ((e)->eu * (e)->eu))          \
+    X(MG_UQ4, ((e)->qu * (e)->qu) * ((e)->qu * (e)->qu))          \
+    X(MG_UCR, ((e)->cu * (e)->cu) * ((e)->eu * (e)->eu))          \
+    X(MG_UCQ, ((e)->cu * (e)->cu) * ((e)->qu * (e)->qu))          \
+    X(MG_WD1, du)                                                 \
+    X(MG_WD2, du * du)                                            \
+    X(MG_WR1, (e)->eu)                                            \
+    X(MG_WR2, (e)->eu * (e)->eu)                                  \
+    X(MG_SD1, sg * du)                                            \
+    X(MG_SD2, du * du * (sg != 0))                                \
+    X(MG_SR1, sg * (e)->eu)                                       \
+    X(MG_SR2, (e)->eu * (e)->eu * (sg != 0))                      \
+    X(MG_ULP, 1.0 / (e)->u)                                       \
+    X(MG_ER2, (e)->er * (e)->er)                                  \
+    X(MG_EC2, (e)->ec * (e)->ec)                                  \
+    X(MG_Q2, (e)->q * (e)->q)                                     \
+    X(MG_UR2, (e)->eu * (e)->eu)                                  \
+    X(MG_UC2, (e)->cu * (e)->cu)                                  \
+    X(MG_UQ2, (e)->qu * (e)->qu)                                  \
+    M(MG_MAXR, fabs((e)->er))                                     \
+    M(MG_MAXC, fabs((e)->ec))                                     \
+    M(MG_MAXQ, fabs((e)->q))                                      \
+    M(MG_UMAXR, fabs((e)->eu))                                    \
+    M(MG_UMAXC, fabs((e)->cu))                                    \
+    M(MG_UMAXQ, fabs((e)->qu))                                    \
+    X(MG_NONTRIV, (nontriv))
+
+/* 1: MG_MAX*, a maximum of magnitudes (order-free) rather than a sum */
+ADM_SE_FN int adm_se_mag_is_max(int k) { return k >= MG_MAXR && k <= MG_UMAXQ; }
 
 /* oi: the oracle's value; d: c - r, as raw_add2 takes it */
 ADM_SE_FN void adm_se_mag_add(adm_se_mag *m, const adm_se_elem *e, double oi, double d, double nontriv)
 {
-    double du = d * e->u, sg = oi > 0 ? 1.0 : (oi < 0 ? -1.0 : 0.0);
-    m->ec4 += (e->ec * e->ec) * (e->ec * e->ec);
-    m->er4 += (e->er * e->er) * (e->er * e->er);
-    m->q4 += (e->q * e->q) * (e->q * e->q);
-    m->ecr += (e->ec * e->ec) * (e->er * e->er);
-    m->ecq += (e->ec * e->ec) * (e->q * e->q);
-    m->uc4 += (e->cu * e->cu) * (e->cu * e->cu);
-    m->ur4 += (e->eu * e->eu) * (e->eu * e->eu);
-    m->uq4 += (e->qu * e->qu) * (e->qu * e->qu);
-    m->ucr += (e->cu * e->cu) * (e->eu * e->eu);
-    m->ucq += (e->cu * e->cu) * (e->qu * e->qu);
-    m->wd1 += du;
-    m->wd2 += du * du;
-    m->wr1 += e->eu;
-    m->wr2 += e->eu * e->eu;
-    m->sd1 += sg * du;
-    m->sd2 += du * du * (sg != 0);
-    m->sr1 += sg * e->eu;
-    m->sr2 += e->eu * e->eu * (sg != 0);
-    m->ulps += 1.0 / e->u;
-    m->er2 += e->er * e->er;
-    m->ec2 += e->ec * e->ec;
-    m->q2 += e->q * e->q;
-    m->ur2 += e->eu * e->eu;
-    m->uc2 += e->cu * e->cu;
-    m->uq2 += e->qu * e->qu;
-    m->mr = adm_se_max2(m->mr, fabs(e->er));
-    m->mc = adm_se_max2(m->mc, fabs(e->ec));
-    m->mq = adm_se_max2(m->mq, fabs(e->q));
-    m->umr = adm_se_max2(m->umr, fabs(e->eu));
-    m->umc = adm_se_max2(m->umc, fabs(e->cu));
-    m->umq = adm_se_max2(m->umq, fabs(e->qu));
-    m->nontriv += nontriv;
+    ADM_SE_MAG_LOCALS(e, oi, d);
+#define ADM_SE_X_(k, x) m->v[k] += (x);
+#define ADM_SE_M_(k, x) m->v[k] = adm_se_max2(m->v[k], (x));
+    ADM_SE_MAG_EACH(ADM_SE_X_, ADM_SE_M_, e, nontriv)
+#undef ADM_SE_X_
+#undef ADM_SE_M_
+}
+
+/* The element's addend to every number (the maximum's operand for a
+ * MG_MAX*), in MG_* order. */
+ADM_SE_FN void adm_se_mag_terms(const adm_se_elem *e, double oi, double d, double nontriv, double *ADM_SE_RESTRICT t)
+{
+    ADM_SE_MAG_LOCALS(e, oi, d);
+#define ADM_SE_X_(k, x) t[k] = (x);
+    ADM_SE_MAG_EACH(ADM_SE_X_, ADM_SE_X_, e, nontriv)
+#undef ADM_SE_X_
+}
+
+/* Number k after one more element's term t (adm_se_mag_add's operation
+ * for k): both results are computed (each one rounding) and one kept, so
+ * a lane whose k is not a constant does not branch. */
+ADM_SE_FN double adm_se_mag_acc(int k, double m, double t)
+{
+    double s = m + t, x = adm_se_max2(m, t);
+    return adm_se_mag_is_max(k) ? x : s;
 }
 
 ADM_SE_FN void adm_se_mag_store(const adm_se_mag *m, double *M)
 {
-    M[MG_ER2] = m->er2;
-    M[MG_EC2] = m->ec2;
-    M[MG_Q2] = m->q2;
-    M[MG_UR2] = m->ur2;
-    M[MG_UC2] = m->uc2;
-    M[MG_UQ2] = m->uq2;
-    M[MG_MAXR] = m->mr;
-    M[MG_MAXC] = m->mc;
-    M[MG_MAXQ] = m->mq;
-    M[MG_UMAXR] = m->umr;
-    M[MG_UMAXC] = m->umc;
-    M[MG_UMAXQ] = m->umq;
-    M[MG_NONTRIV] = m->nontriv;
-    M[MG_EC4] = m->ec4;
-    M[MG_ER4] = m->er4;
-    M[MG_Q4] = m->q4;
-    M[MG_ECR] = m->ecr;
-    M[MG_ECQ] = m->ecq;
-    M[MG_UC4] = m->uc4;
-    M[MG_UR4] = m->ur4;
-    M[MG_UQ4] = m->uq4;
-    M[MG_UCR] = m->ucr;
-    M[MG_UCQ] = m->ucq;
-    M[MG_WD1] = m->wd1;
-    M[MG_WD2] = m->wd2;
-    M[MG_WR1] = m->wr1;
-    M[MG_WR2] = m->wr2;
-    M[MG_SD1] = m->sd1;
-    M[MG_SD2] = m->sd2;
-    M[MG_SR1] = m->sr1;
-    M[MG_SR2] = m->sr2;
-    M[MG_ULP] = m->ulps;
+    memcpy(M, m->v, sizeof m->v);
 }
 
 ADM_SE_FN int adm_se_hist_bin(double ulps)
@@ -316,45 +318,58 @@ ADM_SE_FN void adm_se_hist_slots(const adm_se_elem *e, int slot[4])
     slot[3] = 2 * ADM_HIST_BINS + ADM_HIST_LOG_BINS + adm_se_hist_log_bin(e->cu);
 }
 
+/* A group's raw sums' addends for one element, written once: X(k,
+ * addend) for each in RAW_* order, from o, u, d, er, ec and the locals of
+ * ADM_SE_RAW_LOCALS. raw_add2 adds them in place on the CPU (and in the
+ * GPU's channel sums), adm_se_raw_terms stores them for the GPU's row
+ * sums (one lane a sum): the same operations, the same bits. */
+#define ADM_SE_RAW_LOCALS(o, u)                                                          \
+    double sg = (o) > 0 ? 1.0 : ((o) < 0 ? -1.0 : 0.0), wg = (o) * (u) * (u);            \
+    double o2 = (o) * (o), ou2 = ((o) * (u)) * ((o) * (u)), ao = fabs(o)
+/* w_k x_s and its square: the mean's weight 1 (1.0 * x is x), the sign's, the gain's */
+#define ADM_SE_RAW_TERM_(X, s, k, z)                                      \
+    X(RAW_SER + ((s) * ADM_BIAS_KINDS + (k)) * 2, (z))                    \
+    X(RAW_SER + ((s) * ADM_BIAS_KINDS + (k)) * 2 + 1, (z) * (z))
+#define ADM_SE_RAW_EACH(X, d, er, ec)                                     \
+    X(RAW_N, 1.0)                                                         \
+    X(RAW_O, o)                                                           \
+    X(RAW_AO, ao)                                                         \
+    X(RAW_O2, o2)                                                         \
+    X(RAW_OU2, ou2)                                                       \
+    ADM_SE_RAW_TERM_(X, SER_D, ADM_BIAS_MEAN, 1.0 * (d))                  \
+    ADM_SE_RAW_TERM_(X, SER_D, ADM_BIAS_SIGN, sg * (d))                   \
+    ADM_SE_RAW_TERM_(X, SER_D, ADM_BIAS_GAIN, wg * (d))                   \
+    ADM_SE_RAW_TERM_(X, SER_R, ADM_BIAS_MEAN, 1.0 * (er))                 \
+    ADM_SE_RAW_TERM_(X, SER_R, ADM_BIAS_SIGN, sg * (er))                  \
+    ADM_SE_RAW_TERM_(X, SER_R, ADM_BIAS_GAIN, wg * (er))                  \
+    ADM_SE_RAW_TERM_(X, SER_C, ADM_BIAS_MEAN, 1.0 * (ec))                 \
+    ADM_SE_RAW_TERM_(X, SER_C, ADM_BIAS_SIGN, sg * (ec))                  \
+    ADM_SE_RAW_TERM_(X, SER_C, ADM_BIAS_GAIN, wg * (ec))
+
 /* Adds one element to two groups at once (its row and its channel), each
- * term computed once, unrolled. A path that fills one group alone passes
- * a scratch array it never reads as the other (the compiler drops its
- * stores). */
+ * term computed once. A path that fills one group alone passes a scratch
+ * array it never reads as the other (the compiler drops its stores). */
 ADM_SE_FN void raw_add2(double *ADM_SE_RESTRICT g, double *ADM_SE_RESTRICT h, double o, double u, double d, double er,
                         double ec)
 {
-    double sg = o > 0 ? 1.0 : (o < 0 ? -1.0 : 0.0), wg = o * u * u;
-    double o2 = o * o, ou2 = (o * u) * (o * u), ao = fabs(o);
-    g[RAW_N] += 1;
-    h[RAW_N] += 1;
-    g[RAW_O] += o;
-    h[RAW_O] += o;
-    g[RAW_AO] += ao;
-    h[RAW_AO] += ao;
-    g[RAW_O2] += o2;
-    h[RAW_O2] += o2;
-    g[RAW_OU2] += ou2;
-    h[RAW_OU2] += ou2;
-#define TERM(s, k, z)                                           \
-    do {                                                        \
-        double z_ = (z), z2_ = z_ * z_;                         \
-        int t_ = RAW_SER + ((s) * ADM_BIAS_KINDS + (k)) * 2;    \
-        g[t_] += z_;                                            \
-        g[t_ + 1] += z2_;                                       \
-        h[t_] += z_;                                            \
-        h[t_ + 1] += z2_;                                       \
-    } while (0)
-    /* w_k x_s: the mean's weight 1 (1.0 * x is x), the sign's, the gain's */
-    TERM(SER_D, ADM_BIAS_MEAN, 1.0 * d);
-    TERM(SER_D, ADM_BIAS_SIGN, sg * d);
-    TERM(SER_D, ADM_BIAS_GAIN, wg * d);
-    TERM(SER_R, ADM_BIAS_MEAN, 1.0 * er);
-    TERM(SER_R, ADM_BIAS_SIGN, sg * er);
-    TERM(SER_R, ADM_BIAS_GAIN, wg * er);
-    TERM(SER_C, ADM_BIAS_MEAN, 1.0 * ec);
-    TERM(SER_C, ADM_BIAS_SIGN, sg * ec);
-    TERM(SER_C, ADM_BIAS_GAIN, wg * ec);
-#undef TERM
+    ADM_SE_RAW_LOCALS(o, u);
+#define ADM_SE_X_(k, x)     \
+    {                       \
+        double x_ = (x);    \
+        g[k] += x_;         \
+        h[k] += x_;         \
+    }
+    ADM_SE_RAW_EACH(ADM_SE_X_, d, er, ec)
+#undef ADM_SE_X_
+}
+
+/* The element's addend to each raw sum, in RAW_* order. */
+ADM_SE_FN void adm_se_raw_terms(double o, double u, double d, double er, double ec, double *ADM_SE_RESTRICT t)
+{
+    ADM_SE_RAW_LOCALS(o, u);
+#define ADM_SE_X_(k, x) t[k] = (x);
+    ADM_SE_RAW_EACH(ADM_SE_X_, d, er, ec)
+#undef ADM_SE_X_
 }
 
 #endif

@@ -275,6 +275,7 @@ static adm_status slot_of(adm_h_stats_batch *b, int k, int *slot)
             memset(r->chans, 0, sizeof(double) * (size_t)(r->ns * r->N * RAW_NS));
             memset(r->mg, 0, sizeof(double) * (size_t)(r->nb * MG_NS));
             memset(r->ph, 0, sizeof(int64_t) * (size_t)(r->nb * HIST_BLOCK));
+            r->merged = 0; /* the stripes apart again */
         }
         b->held[G] = -1;
         cs[G] = b->cands[j];

@@ -10,7 +10,12 @@
  * it still holds them (oracle/oracle_cuda.cu, adm_o_cuda_kept_take), so
  * after a GPU evaluation only the reference and the candidates go up. */
 #include <cuda_fp16.h>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <new>
+#include <thread>
 #include <cuda_runtime.h>
 
 extern "C" {
@@ -24,6 +29,11 @@ namespace {
 /* Warps of a thread block: rows and blocks are one warp each. */
 enum { WARPS = 4, LANES = 32 };
 
+/* Uploads from the host's pageable memory go through pinned pieces of
+ * UP_PIECE bytes, UP_THREADS threads copying theirs (every UP_THREADS-th)
+ * at once and beside the transfers (upload). */
+enum { UP_THREADS = 4, UP_PIECE = 4 << 20 };
+
 struct sess {
     int64_t R = 0, N = 0, ns = 0, nb = 0;
     adm_dtype fmt = ADM_FP64, ref_dt = ADM_FP64, cand_dt = ADM_FP64;
@@ -31,11 +41,27 @@ struct sess {
     double *o = nullptr, *cnd = nullptr, *colrms = nullptr, *rowfloor = nullptr;
     void *ref = nullptr, *cand = nullptr;
     size_t cand_cap = 0;
-    double *rows = nullptr, *chans = nullptr, *mg = nullptr;
-    unsigned long long *ph = nullptr;
+    double *rows = nullptr, *chans = nullptr, *ctot = nullptr, *mg = nullptr;
+    unsigned long long *ph = nullptr, *first = nullptr;
     void *kept = nullptr; /* o and cnd borrowed from the GPU oracle (adm_o_cuda_kept_take), not owned */
+    /* st0: uploads, row and channel sums, downloads; st1: the block sums
+     * (few thread blocks, latency-bound) beside them */
+    cudaStream_t st0 = nullptr, st1 = nullptr;
+    cudaEvent_t up = nullptr, bs = nullptr;
+    int prod = 1; /* block_sums' producer warps (bs_producers) */
+    /* upload's pinned pieces, two a thread, and their transfers' events */
+    void *pin[UP_THREADS][2] = {};
+    cudaEvent_t pinned[UP_THREADS][2] = {};
+    bool staged = false;
     ~sess()
     {
+        if (st0) cudaStreamSynchronize(st0);
+        if (st1) cudaStreamSynchronize(st1);
+        for (int t = 0; t < UP_THREADS; t++)
+            for (int b = 0; b < 2; b++) {
+                if (pinned[t][b]) cudaEventDestroy(pinned[t][b]);
+                if (pin[t][b]) cudaFreeHost(pin[t][b]);
+            }
         if (kept) {
             adm_o_cuda_kept_put(kept);
         } else {
@@ -48,8 +74,66 @@ struct sess {
         cudaFree(cand);
         cudaFree(rows);
         cudaFree(chans);
+        cudaFree(ctot);
         cudaFree(mg);
         cudaFree(ph);
+        cudaFree(first);
+        if (up) cudaEventDestroy(up);
+        if (bs) cudaEventDestroy(bs);
+        if (st0) cudaStreamDestroy(st0);
+        if (st1) cudaStreamDestroy(st1);
+    }
+};
+
+/* ADM_CUDA_TRACE=1 (read once): each part's milliseconds on stderr as
+ * "adm-trace stats.<part> <ms>", kernels timed by events, the rest by the
+ * host's clock; the device is synchronized around a part only then. */
+bool tracing()
+{
+    static const bool on = [] {
+        const char *e = getenv("ADM_CUDA_TRACE");
+        return e && !strcmp(e, "1");
+    }();
+    return on;
+}
+
+double host_ms()
+{
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct span {
+    const char *name;
+    bool kernel, done = false;
+    cudaStream_t st;
+    cudaEvent_t b = nullptr, e = nullptr;
+    double h0 = 0;
+    span(const char *n, bool k, cudaStream_t s = 0) : name(n), kernel(k), st(s)
+    {
+        if (!tracing()) return;
+        (void)cudaDeviceSynchronize();
+        h0 = host_ms();
+        if (kernel && (cudaEventCreate(&b) != cudaSuccess || cudaEventCreate(&e) != cudaSuccess ||
+                       cudaEventRecord(b, st) != cudaSuccess))
+            kernel = false;
+    }
+    void end()
+    {
+        float ms = 0;
+        if (!tracing() || done) return;
+        done = true;
+        if (kernel && cudaEventRecord(e, st) == cudaSuccess && cudaEventSynchronize(e) == cudaSuccess &&
+            cudaEventElapsedTime(&ms, b, e) == cudaSuccess) {
+            fprintf(stderr, "adm-trace stats.%s %.3f\n", name, (double)ms);
+            return;
+        }
+        (void)cudaDeviceSynchronize();
+        fprintf(stderr, "adm-trace stats.%s %.3f\n", name, host_ms() - h0);
+    }
+    ~span()
+    {
+        if (b) cudaEventDestroy(b);
+        if (e) cudaEventDestroy(e);
     }
 };
 
@@ -114,35 +198,37 @@ __global__ void row_rms(const double *o, int64_t R, int64_t N, double *out)
     }
 }
 
-/* A warp's elements measured in parallel, then taken in order by lane 0. */
-struct lane_elem {
-    adm_se_elem e;
-    double o, d, nontriv;
-    int ok;
-};
+/* Term tables in shared memory: one element's addends a row, the rows'
+ * stride odd so that the lanes storing one number each (8 bytes, two
+ * banks) of consecutive elements hit distinct banks. */
+enum { RAW_LD = RAW_NS | 1, MG_LD = MG_NS | 1 };
+static_assert((int)MG_NS == (int)LANES, "block_sums: one lane per magnitude number");
+static_assert((int)RAW_NS <= (int)LANES, "row_sums: one lane per raw sum");
 
-/* One warp per row: the row's sums in channel order. */
+/* One warp per row: each lane measures one element of a chunk of 32 and
+ * stores its addends (adm_se_raw_terms); then lane k adds the chunk's
+ * addends to sum k in channel order, as raw_add2 on the CPU. */
 __global__ void row_sums(args a, double *rows)
 {
-    __shared__ lane_elem sh[WARPS][LANES];
+    __shared__ double T[WARPS][LANES][RAW_LD];
+    __shared__ int ok[WARPS][LANES];
     int w = threadIdx.x / LANES, lane = threadIdx.x % LANES;
     for (int64_t row = blockIdx.x * (int64_t)WARPS + w; row < a.R; row += (int64_t)gridDim.x * WARPS) {
-        double g[RAW_NS], scratch[RAW_NS];
-        for (int t = 0; t < RAW_NS; t++) g[t] = scratch[t] = 0;
+        double g = 0;
         for (int64_t j0 = 0; j0 < a.N; j0 += LANES) {
-            lane_elem *le = &sh[w][lane];
             int64_t j = j0 + lane;
-            le->ok = j < a.N && elem(a, row, j, &le->o, &le->d, &le->e);
+            double oi, d;
+            adm_se_elem e;
+            int good = j < a.N && elem(a, row, j, &oi, &d, &e);
+            if (good) adm_se_raw_terms(oi, e.u, d, e.er, e.ec, T[w][lane]);
+            ok[w][lane] = good;
             __syncwarp();
-            if (lane == 0)
-                for (int k = 0; k < LANES; k++) {
-                    const lane_elem *x = &sh[w][k];
-                    if (x->ok) raw_add2(g, scratch, x->o, x->e.u, x->d, x->e.er, x->e.ec);
-                }
+            if (lane < RAW_NS)
+                for (int k = 0; k < LANES; k++)
+                    if (ok[w][k]) g += T[w][k][lane];
             __syncwarp();
         }
-        if (lane == 0)
-            for (int t = 0; t < RAW_NS; t++) rows[row * RAW_NS + t] = g[t];
+        if (lane < RAW_NS) rows[row * RAW_NS + lane] = g;
     }
 }
 
@@ -165,34 +251,171 @@ __global__ void chan_sums(args a, double *chans)
     }
 }
 
-/* One warp per block of rows: magnitude sums, maxima and counts in element
- * order, the histograms. */
-__global__ void block_sums(args a, double *mg, unsigned long long *ph)
+/* The stripes' channel sums added in stripe order (adm_h_stats_finish's
+ * merge on the CPU, the same additions): m = N RAW_NS numbers a stripe. */
+__global__ void chan_merge(const double *chans, int64_t ns, int64_t m, double *tot)
 {
-    __shared__ lane_elem sh[WARPS][LANES];
-    int w = threadIdx.x / LANES, lane = threadIdx.x % LANES;
-    for (int64_t bk = blockIdx.x * (int64_t)WARPS + w; bk < a.nb; bk += (int64_t)gridDim.x * WARPS) {
-        adm_se_mag m;
-        unsigned long long *H = ph + bk * HIST_BLOCK;
-        memset(&m, 0, sizeof m);
-        for (int64_t row = bk * ADM_SE_RB; row < a.R && row < (bk + 1) * ADM_SE_RB; row++)
-            for (int64_t j0 = 0; j0 < a.N; j0 += LANES) {
-                lane_elem *le = &sh[w][lane];
-                int64_t j = j0 + lane;
-                le->ok = j < a.N && elem(a, row, j, &le->o, &le->d, &le->e);
-                if (le->ok) {
-                    int slot[4];
-                    le->nontriv = adm_se_nontrivial(a.has_cnd, le->o, a.has_cnd ? a.cnd[row * a.N + j] : 0.0);
-                    adm_se_hist_slots(&le->e, slot);
-                    for (int k = 0; k < 4; k++) atomicAdd(&H[slot[k]], 1ull); /* counts: any order */
+    for (int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; t < m; t += (int64_t)gridDim.x * blockDim.x) {
+        double x = chans[t];
+        for (int64_t st = 1; st < ns; st++) x += chans[st * m + t];
+        tot[t] = x;
+    }
+}
+
+/* Adds 1 to bin slot of H for each active lane, lanes of one bin in one
+ * atomic (counts: any order). Called by the whole warp. */
+__device__ void hist_add(unsigned long long *H, int slot, bool active)
+{
+    unsigned act = __ballot_sync(0xffffffffu, active);
+    if (!active) return;
+    unsigned peers = __match_any_sync(act, slot);
+    if (__ffs(peers) - 1 == (int)(threadIdx.x % LANES)) atomicAdd(&H[slot], (unsigned long long)__popc(peers));
+}
+
+/* A block of rows per thread block: its elements (rows bk ADM_SE_RB on,
+ * contiguous in memory) in chunks of 32 P. P producer warps measure chunk
+ * c (one element a lane) into one of two term tables and the histograms
+ * while the last warp adds chunk c - 1's terms, lane k magnitude number k,
+ * in element order (adm_se_mag_acc): the CPU's additions, each number's
+ * chain running beside the next chunk's measuring. P (blockDim.x / 32 -
+ * 1) is as many as the tables fit in the device's shared memory
+ * (bs_producers): a producer's element takes thousands of cycles of
+ * latency, the consumer's chain a few cycles an element. The tables are
+ * dynamic shared memory: [2][32 P][MG_LD] doubles, then [2][32 P] flags. */
+enum { BS_PROD_MAX = 16, BS_THREADS_MAX = (BS_PROD_MAX + 1) * LANES, BS_UNROLL = 16 };
+static_assert(LANES % BS_UNROLL == 0, "block_sums: a chunk (32 P elements) is whole unrolled steps");
+extern __shared__ double bs_tables[];
+
+size_t bs_bytes(int prod) { return (size_t)2 * prod * LANES * (MG_LD * sizeof(double) + sizeof(int)); }
+
+__global__ void __launch_bounds__(BS_THREADS_MAX) block_sums(args a, double *mg, unsigned long long *ph)
+{
+    __shared__ unsigned long long H[HIST_BLOCK];
+    int w = threadIdx.x / LANES, lane = threadIdx.x % LANES, prod = blockDim.x / LANES - 1, ch = prod * LANES;
+    double *T = bs_tables;
+    int *ok = (int *)(bs_tables + (size_t)2 * ch * MG_LD);
+    for (int64_t bk = blockIdx.x; bk < a.nb; bk += gridDim.x) {
+        int64_t r1 = (bk + 1) * ADM_SE_RB < a.R ? (bk + 1) * ADM_SE_RB : a.R;
+        int64_t i0 = bk * ADM_SE_RB * a.N, i1 = r1 * a.N, nch = (i1 - i0 + ch - 1) / ch;
+        double m = 0;
+        for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x) H[k] = 0;
+        __syncthreads();
+        for (int64_t c = 0; c <= nch; c++) {
+            if (w < prod && c < nch) {
+                int at_ = w * LANES + lane, b = (int)(c & 1), good = 0, slot[4] = {0, 0, 0, 0};
+                int64_t i = i0 + c * ch + at_;
+                if (i < i1) {
+                    int64_t row = i / a.N, j = i - row * a.N;
+                    double oi, d;
+                    adm_se_elem e;
+                    if ((good = elem(a, row, j, &oi, &d, &e))) {
+                        adm_se_mag_terms(&e, oi, d, adm_se_nontrivial(a.has_cnd, oi, a.has_cnd ? a.cnd[i] : 0.0),
+                                         T + ((size_t)b * ch + at_) * MG_LD);
+                        adm_se_hist_slots(&e, slot);
+                    }
                 }
-                __syncwarp();
-                if (lane == 0)
-                    for (int k = 0; k < LANES; k++)
-                        if (sh[w][k].ok) adm_se_mag_add(&m, &sh[w][k].e, sh[w][k].o, sh[w][k].d, sh[w][k].nontriv);
-                __syncwarp();
+                ok[b * ch + at_] = good;
+                for (int k = 0; k < 4; k++) hist_add(H, slot[k], good != 0);
+            } else if (w == prod && c > 0) {
+                /* BS_UNROLL elements' terms loaded at once, then added in
+                 * order: the chain waits on its additions only, not on
+                 * each shared-memory load (H200: 32 ms a candidate when
+                 * every element loaded in turn) */
+                int b = (int)((c - 1) & 1);
+                const double *Tb = T + (size_t)b * ch * MG_LD + lane;
+                const int *okb = ok + b * ch;
+                for (int k0 = 0; k0 < ch; k0 += BS_UNROLL) {
+                    double t[BS_UNROLL];
+                    int f[BS_UNROLL];
+#pragma unroll
+                    for (int u = 0; u < BS_UNROLL; u++) {
+                        f[u] = okb[k0 + u];
+                        t[u] = Tb[(size_t)(k0 + u) * MG_LD];
+                    }
+#pragma unroll
+                    for (int u = 0; u < BS_UNROLL; u++)
+                        if (f[u]) m = adm_se_mag_acc(lane, m, t[u]);
+                }
             }
-        if (lane == 0) adm_se_mag_store(&m, mg + bk * MG_NS);
+            __syncthreads();
+        }
+        if (w == prod) mg[bk * MG_NS + lane] = m;
+        for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x) ph[bk * HIST_BLOCK + k] = H[k];
+        __syncthreads();
+    }
+}
+
+/* The producers block_sums gets on the current device: the most whose
+ * tables fit in a block's opt-in shared memory (13 on an H100 or H200's
+ * 227 KiB), at least 1; the kernel allowed that much. */
+adm_status bs_producers(int *prod)
+{
+    int dev = 0, optin = 0, p;
+    size_t fixed = sizeof(unsigned long long) * HIST_BLOCK + 1024; /* H and the runtime's reserve */
+    ADM_CUDA_CHECK(cudaGetDevice(&dev));
+    ADM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    for (p = BS_PROD_MAX; p > 1 && bs_bytes(p) + fixed > (size_t)optin; p--) {
+    }
+    ADM_CUDA_CHECK(cudaFuncSetAttribute(block_sums, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bs_bytes(p)));
+    *prod = p;
+    return ADM_OK;
+}
+
+/* Gates 3 and 7's scans (harness/gates.c, gate_special and
+ * bits_identical): the first element whose kind (finite, NaN, +Inf, -Inf)
+ * differs from the reference's, and, where the candidate's format is the
+ * reference's, the first whose bits differ (two NaNs are equal whatever
+ * their payloads); n where none. Each thread keeps its first (the grid
+ * strides upward), the warp its least, then one atomic a warp. */
+__device__ int kind_of(double x) { return isnan(x) ? 1 : (isinf(x) ? (x > 0 ? 2 : 3) : 0); }
+
+__device__ uint64_t bits_at(const void *p, adm_dtype dt, int64_t i)
+{
+    switch (dt) {
+    case ADM_BF16:
+    case ADM_FP16: return ((const uint16_t *)p)[i];
+    case ADM_FP32: return ((const uint32_t *)p)[i];
+    default: return ((const unsigned long long *)p)[i];
+    }
+}
+
+__device__ bool nan_bits(adm_dtype dt, uint64_t b)
+{
+    switch (dt) {
+    case ADM_BF16: return (b & 0x7fffu) > 0x7f80u;
+    case ADM_FP16: return (b & 0x7fffu) > 0x7c00u;
+    case ADM_FP32: return (b & 0x7fffffffu) > 0x7f800000u;
+    default: return (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull;
+    }
+}
+
+__device__ unsigned long long warp_min(unsigned long long x)
+{
+    for (int o = LANES / 2; o > 0; o /= 2) {
+        unsigned long long y = __shfl_down_sync(0xffffffffu, x, o);
+        x = y < x ? y : x;
+    }
+    return x;
+}
+
+__global__ void scan(args a, int64_t n, unsigned long long *first)
+{
+    unsigned long long fk = (unsigned long long)n, fb = (unsigned long long)n;
+    bool same = a.ref_dt == a.cand_dt;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        if (fk == (unsigned long long)n && kind_of(at(a.ref, a.ref_dt, i)) != kind_of(at(a.cand, a.cand_dt, i)))
+            fk = (unsigned long long)i;
+        if (same && fb == (unsigned long long)n) {
+            uint64_t x = bits_at(a.ref, a.ref_dt, i), y = bits_at(a.cand, a.cand_dt, i);
+            if (x != y && !(nan_bits(a.ref_dt, x) && nan_bits(a.ref_dt, y))) fb = (unsigned long long)i;
+        }
+        if (fk < (unsigned long long)n && (fb < (unsigned long long)n || !same)) break;
+    }
+    fk = warp_min(fk);
+    fb = warp_min(fb);
+    if (threadIdx.x % LANES == 0) {
+        if (fk < (unsigned long long)n) atomicMin(&first[0], fk);
+        if (fb < (unsigned long long)n) atomicMin(&first[1], fb);
     }
 }
 
@@ -222,6 +445,70 @@ args args_of(const sess *s)
     return a;
 }
 
+/* The pinned pieces, once a session (false, nothing held: uploads stay
+ * pageable). */
+bool stage_init(sess *s)
+{
+    if (s->staged) return true;
+    for (int t = 0; t < UP_THREADS; t++)
+        for (int b = 0; b < 2; b++)
+            if (cudaHostAlloc(&s->pin[t][b], UP_PIECE, cudaHostAllocDefault) != cudaSuccess ||
+                cudaEventCreateWithFlags(&s->pinned[t][b], cudaEventDisableTiming) != cudaSuccess) {
+                (void)cudaGetLastError();
+                return false;
+            }
+    s->staged = true;
+    return true;
+}
+
+/* bytes from host memory src to dst on the device, queued on st0 (the
+ * host's memory reusable on return). Smaller than two pieces, or without
+ * pinned memory, as one pageable copy. */
+adm_status upload(sess *s, void *dst, const void *src, size_t bytes)
+{
+    size_t npieces = (bytes + UP_PIECE - 1) / UP_PIECE;
+    cudaError_t err[UP_THREADS];
+    std::thread th[UP_THREADS];
+    bool started[UP_THREADS] = {};
+    int dev = 0;
+    if (bytes < 2 * (size_t)UP_PIECE || !stage_init(s)) {
+        ADM_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s->st0));
+        return ADM_OK;
+    }
+    ADM_CUDA_CHECK(cudaGetDevice(&dev));
+    auto work = [&](int t) {
+        cudaError_t e = cudaSetDevice(dev);
+        int b = 0;
+        for (size_t p = (size_t)t; p < npieces && e == cudaSuccess; p += UP_THREADS, b ^= 1) {
+            size_t off = p * UP_PIECE, len = bytes - off < (size_t)UP_PIECE ? bytes - off : (size_t)UP_PIECE;
+            if ((e = cudaEventSynchronize(s->pinned[t][b])) != cudaSuccess) break; /* the piece's last transfer */
+            memcpy(s->pin[t][b], (const char *)src + off, len);
+            if ((e = cudaMemcpyAsync((char *)dst + off, s->pin[t][b], len, cudaMemcpyHostToDevice, s->st0)) !=
+                cudaSuccess)
+                break;
+            e = cudaEventRecord(s->pinned[t][b], s->st0);
+        }
+        err[t] = e;
+    };
+    for (int t = 1; t < UP_THREADS; t++) {
+        try {
+            th[t] = std::thread(work, t);
+            started[t] = true;
+        } catch (...) { /* no thread: this one copies those pieces after its own */
+        }
+    }
+    work(0);
+    for (int t = 1; t < UP_THREADS; t++) {
+        if (started[t]) th[t].join();
+        else work(t);
+    }
+    for (int t = 0; t < UP_THREADS; t++)
+        if (err[t] != cudaSuccess)
+            return adm_error_set(ADM_ERR_CUDA, __FILE__, __LINE__, "statistics on the GPU: upload: %s",
+                                 cudaGetErrorString(err[t]));
+    return ADM_OK;
+}
+
 adm_status open_body(const adm_stats_dev_desc *d, sess *s)
 {
     size_t n = (size_t)(d->R * d->N);
@@ -232,44 +519,72 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
     s->fmt = (adm_dtype)d->fmt;
     s->ref_dt = (adm_dtype)d->ref_dt;
     s->has_cnd = d->cond != nullptr;
+    ADM_CUDA_CHECK(cudaStreamCreateWithFlags(&s->st0, cudaStreamNonBlocking));
+    ADM_CUDA_CHECK(cudaStreamCreateWithFlags(&s->st1, cudaStreamNonBlocking));
+    ADM_CUDA_CHECK(cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming));
+    ADM_CUDA_CHECK(cudaEventCreateWithFlags(&s->bs, cudaEventDisableTiming));
+    ADM_TRY(bs_producers(&s->prod));
+    /* the oracle's work on the device (its own streams) done before ours reads it */
+    ADM_CUDA_CHECK(cudaDeviceSynchronize());
     {
         /* the GPU oracle's copies where it still holds them (the kernels
          * only read o and cnd), else the host's uploaded */
         const double *ko = nullptr, *kc = nullptr;
+        span t("open_oracle", false);
         if ((s->kept = adm_o_cuda_kept_take(d->o, d->cond, (int64_t)n, &ko, &kc))) {
             s->o = const_cast<double *>(ko);
             s->cnd = const_cast<double *>(kc);
         } else {
             ADM_CUDA_CHECK(cudaMalloc(&s->o, 8 * (n ? n : 1)));
-            ADM_CUDA_CHECK(cudaMemcpy(s->o, d->o, 8 * n, cudaMemcpyHostToDevice));
+            ADM_TRY(upload(s, s->o, d->o, 8 * n));
             if (s->has_cnd) {
                 ADM_CUDA_CHECK(cudaMalloc(&s->cnd, 8 * (n ? n : 1)));
-                ADM_CUDA_CHECK(cudaMemcpy(s->cnd, d->cond, 8 * n, cudaMemcpyHostToDevice));
+                ADM_TRY(upload(s, s->cnd, d->cond, 8 * n));
             }
         }
+        t.end();
     }
-    ADM_CUDA_CHECK(cudaMalloc(&s->ref, storage(s->ref_dt) * (n ? n : 1)));
-    ADM_CUDA_CHECK(cudaMemcpy(s->ref, d->ref, storage(s->ref_dt) * n, cudaMemcpyHostToDevice));
+    {
+        span t("open_ref_upload", false);
+        ADM_CUDA_CHECK(cudaMalloc(&s->ref, storage(s->ref_dt) * (n ? n : 1)));
+        ADM_TRY(upload(s, s->ref, d->ref, storage(s->ref_dt) * n));
+        t.end();
+    }
     if (!s->has_cnd) {
         ADM_CUDA_CHECK(cudaMalloc(&s->colrms, 8 * (size_t)(d->N + 1)));
         ADM_CUDA_CHECK(cudaMalloc(&s->rowfloor, 8 * (size_t)(d->R + 1)));
-        col_rms<<<grid(d->N, 256), 256>>>(s->o, d->R, d->N, s->colrms);
+        span t("col_rms", true, s->st0);
+        col_rms<<<grid(d->N, 256), 256, 0, s->st0>>>(s->o, d->R, d->N, s->colrms);
         ADM_CUDA_CHECK(cudaGetLastError());
-        row_rms<<<grid(d->R, 256), 256>>>(s->o, d->R, d->N, s->rowfloor);
-        ADM_CUDA_CHECK_LAUNCH();
+        t.end();
+        span u("row_rms", true, s->st0);
+        row_rms<<<grid(d->R, 256), 256, 0, s->st0>>>(s->o, d->R, d->N, s->rowfloor);
+        ADM_CUDA_CHECK(cudaGetLastError());
+        u.end();
     }
+    span t("open_alloc", false);
     ADM_CUDA_CHECK(cudaMalloc(&s->rows, 8 * (size_t)(d->R * RAW_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->chans, 8 * (size_t)(d->ns * d->N * RAW_NS + 1)));
+    ADM_CUDA_CHECK(cudaMalloc(&s->ctot, 8 * (size_t)(d->N * RAW_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->mg, 8 * (size_t)(d->nb * MG_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->ph, 8 * (size_t)(d->nb * HIST_BLOCK + 1)));
+    ADM_CUDA_CHECK(cudaMalloc(&s->first, 2 * sizeof *s->first));
+    /* the uploads and RMS kernels done: a failure is open's */
+    ADM_CUDA_CHECK(cudaStreamSynchronize(s->st0));
+    t.end();
     return ADM_OK;
 }
 
-adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double *chans, double *mg, int64_t *ph)
+adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double *chans, double *mg, int64_t *ph,
+                    int64_t *first)
 {
-    size_t n = (size_t)(s->R * s->N), bytes = storage((adm_dtype)cand_dt) * n;
+    unsigned long long none[2] = {(unsigned long long)(s->R * s->N), (unsigned long long)(s->R * s->N)}, got[2];
+    size_t n = (size_t)(s->R * s->N), bytes = storage((adm_dtype)cand_dt) * n, m = (size_t)(s->N * RAW_NS);
     args a;
+    span up("cand_upload", false, s->st0);
     if (bytes > s->cand_cap) {
+        ADM_CUDA_CHECK(cudaStreamSynchronize(s->st0));
+        ADM_CUDA_CHECK(cudaStreamSynchronize(s->st1));
         cudaFree(s->cand);
         s->cand = nullptr;
         s->cand_cap = 0;
@@ -277,25 +592,62 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
         s->cand_cap = bytes;
     }
     s->cand_dt = (adm_dtype)cand_dt;
-    ADM_CUDA_CHECK(cudaMemcpy(s->cand, cand, bytes, cudaMemcpyHostToDevice));
-    ADM_CUDA_CHECK(cudaMemset(s->ph, 0, 8 * (size_t)(s->nb * HIST_BLOCK + 1)));
-    ADM_CUDA_CHECK(cudaMemset(s->mg, 0, 8 * (size_t)(s->nb * MG_NS + 1)));
+    ADM_TRY(upload(s, s->cand, cand, bytes));
+    up.end();
     a = args_of(s);
     if (n) {
-        row_sums<<<grid(s->R, WARPS), WARPS * LANES>>>(a, s->rows);
-        ADM_CUDA_CHECK(cudaGetLastError());
-        chan_sums<<<grid(s->ns * s->N, 128), 128>>>(a, s->chans);
-        ADM_CUDA_CHECK(cudaGetLastError());
-        block_sums<<<grid(s->nb, WARPS), WARPS * LANES>>>(a, s->mg, s->ph);
-        ADM_CUDA_CHECK_LAUNCH();
+        ADM_CUDA_CHECK(cudaEventRecord(s->up, s->st0));
+        ADM_CUDA_CHECK(cudaStreamWaitEvent(s->st1, s->up, 0));
+        {
+            span k("block_sums", true, s->st1);
+            block_sums<<<grid(s->nb, 1), (s->prod + 1) * LANES, bs_bytes(s->prod), s->st1>>>(a, s->mg, s->ph);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        ADM_CUDA_CHECK(cudaEventRecord(s->bs, s->st1));
+        {
+            span k("row_sums", true, s->st0);
+            row_sums<<<grid(s->R, WARPS), WARPS * LANES, 0, s->st0>>>(a, s->rows);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        {
+            span k("chan_sums", true, s->st0);
+            chan_sums<<<grid(s->ns * s->N, 128), 128, 0, s->st0>>>(a, s->chans);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        {
+            span k("scan", true, s->st0);
+            ADM_CUDA_CHECK(cudaMemcpyAsync(s->first, none, sizeof none, cudaMemcpyHostToDevice, s->st0));
+            scan<<<grid((int64_t)n, 256), 256, 0, s->st0>>>(a, (int64_t)n, s->first);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        {
+            span k("chan_merge", true, s->st0);
+            chan_merge<<<grid((int64_t)m, 256), 256, 0, s->st0>>>(s->chans, s->ns, (int64_t)m, s->ctot);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            k.end();
+        }
+        ADM_CUDA_CHECK(cudaStreamWaitEvent(s->st0, s->bs, 0));
     } else { /* no element: the sums are zero, as the CPU's */
-        ADM_CUDA_CHECK(cudaMemset(s->rows, 0, 8 * (size_t)(s->R * RAW_NS + 1)));
-        ADM_CUDA_CHECK(cudaMemset(s->chans, 0, 8 * (size_t)(s->ns * s->N * RAW_NS + 1)));
+        ADM_CUDA_CHECK(cudaMemsetAsync(s->rows, 0, 8 * (size_t)(s->R * RAW_NS + 1), s->st0));
+        ADM_CUDA_CHECK(cudaMemsetAsync(s->ctot, 0, 8 * (m + 1), s->st0));
+        ADM_CUDA_CHECK(cudaMemsetAsync(s->mg, 0, 8 * (size_t)(s->nb * MG_NS + 1), s->st0));
+        ADM_CUDA_CHECK(cudaMemsetAsync(s->ph, 0, 8 * (size_t)(s->nb * HIST_BLOCK + 1), s->st0));
+        ADM_CUDA_CHECK(cudaMemcpyAsync(s->first, none, sizeof none, cudaMemcpyHostToDevice, s->st0));
     }
-    ADM_CUDA_CHECK(cudaMemcpy(rows, s->rows, 8 * (size_t)(s->R * RAW_NS), cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(chans, s->chans, 8 * (size_t)(s->ns * s->N * RAW_NS), cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(mg, s->mg, 8 * (size_t)(s->nb * MG_NS), cudaMemcpyDeviceToHost));
-    ADM_CUDA_CHECK(cudaMemcpy(ph, s->ph, 8 * (size_t)(s->nb * HIST_BLOCK), cudaMemcpyDeviceToHost));
+    span dn("download", false, s->st0);
+    ADM_CUDA_CHECK(cudaMemcpyAsync(rows, s->rows, 8 * (size_t)(s->R * RAW_NS), cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaMemcpyAsync(chans, s->ctot, 8 * m, cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaMemcpyAsync(mg, s->mg, 8 * (size_t)(s->nb * MG_NS), cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaMemcpyAsync(ph, s->ph, 8 * (size_t)(s->nb * HIST_BLOCK), cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaMemcpyAsync(got, s->first, sizeof got, cudaMemcpyDeviceToHost, s->st0));
+    ADM_CUDA_CHECK(cudaStreamSynchronize(s->st0));
+    dn.end();
+    first[0] = (int64_t)got[0];
+    first[1] = s->ref_dt == s->cand_dt ? (int64_t)got[1] : -1;
     return ADM_OK;
 }
 
@@ -320,12 +672,12 @@ extern "C" adm_status adm_stats_cuda_open(const adm_stats_dev_desc *d, void **ou
 }
 
 extern "C" adm_status adm_stats_cuda_run(void *h, const void *cand, int cand_dt, double *rows, double *chans,
-                                         double *mg, int64_t *ph)
+                                         double *mg, int64_t *ph, int64_t *first)
 {
     if (!supported(cand_dt))
         return adm_error_set(ADM_ERR_UNSUPPORTED, __FILE__, __LINE__,
                              "statistics on the GPU: outputs of bf16, fp16, fp32 or fp64 only");
-    return run_body((sess *)h, cand, cand_dt, rows, chans, mg, ph);
+    return run_body((sess *)h, cand, cand_dt, rows, chans, mg, ph, first);
 }
 
 extern "C" void adm_stats_cuda_close(void *h) { delete (sess *)h; }

@@ -4,6 +4,8 @@
 #include "harness_internal.h"
 #include "adm_cuda_module.h"
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,12 +17,31 @@ double adm_h_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+int adm_h_trace(void)
+{
+    static atomic_int on = -1;
+    int v = atomic_load(&on);
+    if (v < 0) {
+        const char *e = getenv("ADM_CUDA_TRACE");
+        v = e && !strcmp(e, "1");
+        atomic_store(&on, v);
+    }
+    return v;
+}
+
+void adm_h_trace_since(const char *part, double t0)
+{
+    if (adm_h_trace()) fprintf(stderr, "adm-trace stats.%s %.3f\n", part, 1e3 * (adm_h_now() - t0));
+}
+
 struct adm_h_stats_dev {
     const adm_cuda_module *m;
     void *sess;
     const adm_tensor *oracle, *cond, *ref;
     int64_t R, N, ns, nb;
     int borrowed;
+    const adm_tensor *mb_bound; /* the bound whose max is mb, NULL: none kept */
+    double mb;
 };
 
 static int device_format(adm_dtype dt) { return dt == ADM_BF16 || dt == ADM_FP16 || dt == ADM_FP32 || dt == ADM_FP64; }
@@ -82,13 +103,29 @@ adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond
 adm_status adm_h_stats_dev_try(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
                                adm_h_stats_dev **out)
 {
+    double t0 = adm_h_now();
     adm_status st = adm_h_stats_dev_open(oracle, cond, ref, out);
+    adm_h_trace_since("open", t0);
     if (st != ADM_ERR_UNSUPPORTED && st != ADM_ERR_NO_DEVICE) return st;
     adm_error_clear();
     return ADM_OK;
 }
 
 int adm_h_stats_dev_borrowed(const adm_h_stats_dev *d) { return d && d->borrowed; }
+
+int adm_h_stats_dev_max_bound(const adm_h_stats_dev *d, const adm_judge_input *in, double *mb)
+{
+    if (!d || in->oracle != d->oracle || !in->bound || in->bound != d->mb_bound) return 0;
+    *mb = d->mb;
+    return 1;
+}
+
+void adm_h_stats_dev_keep_max_bound(adm_h_stats_dev *d, const adm_judge_input *in, double mb)
+{
+    if (!d || in->oracle != d->oracle || !in->bound) return;
+    d->mb_bound = in->bound;
+    d->mb = mb;
+}
 
 void adm_h_stats_dev_free(adm_h_stats_dev *d)
 {
@@ -108,15 +145,31 @@ adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, ad
 {
     if (s->R != d->R || s->N != d->N || !adm_h_stats_dev_serves(d, in))
         return ADM_FAIL(ADM_ERR_INVALID, "statistics on the GPU: the output is not the one uploaded");
-    return d->m->stats_run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph);
+    int64_t first[2];
+    ADM_TRY(d->m->stats_run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph, first));
+    s->merged = 1; /* the module adds the stripes on the device */
+    s->first_kind = first[0];
+    s->first_bits = first[1];
+    return ADM_OK;
 }
 
-adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v)
+adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *in, adm_verdict *v, int64_t first[2])
 {
     adm_h_stats_raw s;
     adm_status st;
+    double t0 = adm_h_now();
     ADM_TRY(adm_h_stats_alloc(&s, d->R, d->N));
-    if ((st = adm_h_stats_dev_raw(d, in, &s)) == ADM_OK) adm_h_stats_finish(&s, in->ref->dtype, in->cond != NULL, v);
+    adm_h_trace_since("raw_alloc", t0);
+    t0 = adm_h_now();
+    st = adm_h_stats_dev_raw(d, in, &s);
+    adm_h_trace_since("run", t0);
+    t0 = adm_h_now();
+    if (st == ADM_OK) adm_h_stats_finish(&s, in->ref->dtype, in->cond != NULL, v);
+    first[0] = s.first_kind;
+    first[1] = s.first_bits;
+    adm_h_trace_since("finish", t0);
+    t0 = adm_h_now();
     adm_h_stats_free(&s);
+    adm_h_trace_since("raw_free", t0);
     return st;
 }

@@ -975,16 +975,23 @@ static int driver_present(void)
 }
 
 /* Stats: gates 1 and 2's raw sums (harness/stat_elem.h) on the GPU are
- * the CPU's bits, every one (memcmp): bf16, fp16 and fp32 outputs (and a
- * candidate in another format than the reference), with and without a
- * condition scale, NaN, Inf and zero elements, magnitudes in the formats'
- * subnormal and saturating ranges, a 1-row and a 1-column output, and
- * stripes of more than one block of rows. */
+ * the CPU's bits, every one (memcmp; the channel sums after both add
+ * their stripes): bf16, fp16, fp32 and fp64 outputs (and a candidate in
+ * another format than the reference), with and without a condition
+ * scale, NaN, Inf and zero elements, magnitudes in the formats' subnormal
+ * and saturating ranges, a 1-row and a 1-column output, rows not a
+ * multiple of the block (64) and channels not of the warp (32), so that
+ * a block's last chunk of elements is partial and chunks straddle rows,
+ * stripes of more than one block of rows, and outputs of 34 MB (uploaded
+ * in pinned pieces of 4 MiB by 4 threads, two pieces each in turn, the
+ * last partial). */
 typedef struct stats_shape { int64_t R, N; adm_dtype ref_dt, cand_dt; int cond; } stats_shape;
 static const stats_shape stats_shapes[] = {
     {200, 67, ADM_BF16, ADM_BF16, 1}, {200, 67, ADM_BF16, ADM_BF16, 0}, {130, 300, ADM_FP16, ADM_FP16, 1},
     {130, 300, ADM_FP16, ADM_FP16, 0}, {70, 129, ADM_FP32, ADM_FP32, 1}, {70, 129, ADM_FP32, ADM_FP32, 0},
     {1, 513, ADM_BF16, ADM_FP32, 1},   {257, 1, ADM_FP16, ADM_BF16, 0}, {4200, 8, ADM_BF16, ADM_BF16, 1},
+    {99, 45, ADM_FP64, ADM_FP64, 1},   {99, 45, ADM_FP64, ADM_FP64, 0}, {131, 77, ADM_BF16, ADM_FP64, 1},
+    {65, 33, ADM_FP32, ADM_FP16, 0},   {2100, 4100, ADM_FP32, ADM_FP32, 1},
 };
 
 static uint64_t stats_rng(uint64_t *s)
@@ -1049,9 +1056,11 @@ START_TEST(test_stats)
            (long long)N, adm_dtype_name(sh->ref_dt), adm_dtype_name(sh->cand_dt), sh->cond ? "scale" : "no scale",
            (long long)cpu.ns, (long long)cpu.nb, cpu.mg[MG_NONTRIV]);
     ck_assert_int_eq(gpu.ns, cpu.ns);
+    /* the device adds the stripes (in stripe order); the CPU's the same way */
+    ck_assert(gpu.merged && !cpu.merged);
+    adm_h_stats_merge(&cpu);
     ck_assert_msg(!memcmp(cpu.rows, gpu.rows, sizeof(double) * (size_t)(R * RAW_NS)), "row sums differ");
-    ck_assert_msg(!memcmp(cpu.chans, gpu.chans, sizeof(double) * (size_t)(cpu.ns * N * RAW_NS)),
-                  "channel sums differ");
+    ck_assert_msg(!memcmp(cpu.chans, gpu.chans, sizeof(double) * (size_t)(N * RAW_NS)), "channel sums differ");
     ck_assert_msg(!memcmp(cpu.mg, gpu.mg, sizeof(double) * (size_t)(cpu.nb * MG_NS)), "block magnitudes differ");
     ck_assert_msg(!memcmp(cpu.ph, gpu.ph, sizeof(int64_t) * (size_t)(cpu.nb * HIST_BLOCK)), "histograms differ");
     /* the sums are not all zero: the comparison compared something */
@@ -1064,6 +1073,121 @@ START_TEST(test_stats)
     adm_tensor_free(&cnd);
     adm_tensor_free(&ref);
     adm_tensor_free(&cand);
+}
+END_TEST
+
+/* Stats, scans: gates 3 and 7's scans on the GPU (the first element whose
+ * kind differs from the reference's, the first whose bits do, NaN
+ * payloads aside) are the host's (adm_h_first_kind_diff,
+ * adm_h_bits_identical), and the judge's verdict from them is the one it
+ * reaches scanning on the host: for each format, an identical candidate,
+ * one with two NaNs of different payloads (equal), a changed bit at 5000,
+ * a NaN where the reference is -Inf at 6000 and +Inf where it is finite
+ * at 7000; and a candidate in another format (fp32, fp64 against fp32:
+ * no bit scan). */
+static const adm_dtype scan_formats[] = {ADM_BF16, ADM_FP16, ADM_FP32, ADM_FP64};
+
+static uint64_t scan_qnan(adm_dtype dt, int payload)
+{
+    switch (dt) {
+    case ADM_BF16: return 0x7fc0u + (uint64_t)payload;
+    case ADM_FP16: return 0x7e00u + (uint64_t)payload;
+    case ADM_FP32: return 0x7fc00000u + (uint64_t)payload;
+    default: return 0x7ff8000000000000ull + (uint64_t)payload;
+    }
+}
+
+static void scan_judge(const adm_judge_input *base, adm_h_stats_dev *dev, int64_t want_kind, int64_t want_bits)
+{
+    int64_t n = adm_tensor_numel(base->ref), where = -1;
+    adm_h_reader rd = adm_h_reader_of(base->ref), cd = adm_h_reader_of(base->cand);
+    adm_h_stats_raw gpu;
+    adm_judge_input in = *base;
+    adm_verdict vc, vg;
+    int same = base->ref->dtype == base->cand->dtype ? adm_h_bits_identical(base->ref, base->cand, &where) : -1;
+    ck_assert_int_eq(adm_h_stats_alloc(&gpu, base->ref->shape[0], base->ref->shape[1]), ADM_OK);
+    ck_assert_msg(adm_h_stats_dev_serves(dev, &in), "the GPU does not take this output");
+    ck_assert_msg(adm_h_stats_dev_raw(dev, &in, &gpu) == ADM_OK, "%s", adm_error_message());
+    /* the host's scans say what the test built */
+    ck_assert_int_eq(adm_h_first_kind_diff(&rd, &cd, n), want_kind);
+    if (same >= 0) ck_assert_int_eq(same ? n : where, want_bits);
+    ck_assert_msg(gpu.first_kind == want_kind, "first kind difference: the GPU's %lld, expected %lld",
+                  (long long)gpu.first_kind, (long long)want_kind);
+    ck_assert_msg(gpu.first_bits == (same >= 0 ? want_bits : -1), "first bit difference: the GPU's %lld, expected %lld",
+                  (long long)gpu.first_bits, (long long)(same >= 0 ? want_bits : -1));
+    adm_h_stats_free(&gpu);
+    /* the verdicts, host scans against the GPU's */
+    in.stats_dev = NULL;
+    ck_assert_msg(adm_judge(&in, NULL, &vc) == ADM_OK, "%s", adm_error_message());
+    in.stats_dev = dev;
+    ck_assert_msg(adm_judge(&in, NULL, &vg) == ADM_OK, "%s", adm_error_message());
+    ck_assert_int_eq(vg.tier, vc.tier);
+    for (int g = 1; g < ADM_GATE_COUNT; g++) {
+        ck_assert_int_eq(vg.gate[g].passed, vc.gate[g].passed);
+        ck_assert_int_eq(vg.gate[g].applicable, vc.gate[g].applicable);
+        ck_assert_str_eq(vg.gate[g].reason, vc.gate[g].reason);
+    }
+    ck_assert_int_eq(vg.gate[ADM_GATE_SPECIAL].passed, want_kind == n);
+    ck_assert_int_eq(vg.gate[ADM_GATE_EXACT].passed, same >= 0 && want_bits == n);
+}
+
+START_TEST(test_stats_scan)
+{
+    adm_dtype dt = scan_formats[_i];
+    int64_t R = 300, N = 77, n = R * N, shape[2] = {R, N};
+    adm_tensor o, bnd, ref, cand, c32;
+    adm_dtype other = dt == ADM_FP32 ? ADM_FP64 : ADM_FP32;
+    adm_h_stats_dev *dev = NULL;
+    adm_judge_input in;
+    uint64_t bits;
+    ck_assert_int_eq(adm_tensor_alloc(&o, ADM_FP64, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&bnd, ADM_FP64, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&ref, dt, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&cand, dt, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&c32, other, 2, shape), ADM_OK);
+    for (int64_t i = 0; i < n; i++) {
+        double x = sin(0.37 * (double)i) * 3;
+        ((double *)o.data)[i] = x;
+        ck_assert_int_eq(adm_format_encode(dt, x * (1 + 0x1p-10), ADM_RNE, 0, &bits), ADM_OK);
+        adm_tensor_set_bits(&ref, i, bits);
+    }
+    /* the reference's own specials: a NaN at 100, -Inf at 6000 */
+    adm_tensor_set_bits(&ref, 100, scan_qnan(dt, 0));
+    ck_assert_int_eq(adm_format_encode(dt, -INFINITY, ADM_RNE, 0, &bits), ADM_OK);
+    adm_tensor_set_bits(&ref, 6000, bits);
+    memcpy(cand.data, ref.data, (size_t)n * (size_t)adm_format_get(dt)->storage_bytes);
+    memset(&in, 0, sizeof in);
+    in.oracle = &o;
+    in.bound = &bnd;
+    in.ref = &ref;
+    in.cand = &cand;
+    in.n_views = -1;
+    ck_assert_msg(adm_h_stats_dev_open(&o, NULL, &ref, &dev) == ADM_OK, "%s", adm_error_message());
+    scan_judge(&in, dev, n, n);
+    /* another NaN payload at 100: still the same */
+    adm_tensor_set_bits(&cand, 100, scan_qnan(dt, 1));
+    scan_judge(&in, dev, n, n);
+    /* one bit at 5000 */
+    adm_tensor_set_bits(&cand, 5000, adm_tensor_bits(&ref, 5000) ^ 1);
+    scan_judge(&in, dev, n, 5000);
+    /* a NaN where the reference is -Inf (6000), +Inf where it is finite (7000) */
+    adm_tensor_set_bits(&cand, 6000, scan_qnan(dt, 0));
+    ck_assert_int_eq(adm_format_encode(dt, INFINITY, ADM_RNE, 0, &bits), ADM_OK);
+    adm_tensor_set_bits(&cand, 7000, bits);
+    scan_judge(&in, dev, 6000, 5000);
+    /* a candidate in another format: the kinds compared, no bit scan */
+    for (int64_t i = 0; i < n; i++) {
+        ck_assert_int_eq(adm_format_encode(other, adm_tensor_get(&cand, i), ADM_RNE, 0, &bits), ADM_OK);
+        adm_tensor_set_bits(&c32, i, bits);
+    }
+    in.cand = &c32;
+    scan_judge(&in, dev, 6000, -1);
+    adm_h_stats_dev_free(dev);
+    adm_tensor_free(&o);
+    adm_tensor_free(&bnd);
+    adm_tensor_free(&ref);
+    adm_tensor_free(&cand);
+    adm_tensor_free(&c32);
 }
 END_TEST
 
@@ -1096,9 +1220,9 @@ static void resident_sums(const adm_tensor *o, const adm_tensor *cond, const adm
     ck_assert_msg(adm_h_stats_dev_borrowed(dev) == want_borrowed, "borrowed %d, expected %d",
                   adm_h_stats_dev_borrowed(dev), want_borrowed);
     ck_assert_msg(adm_h_stats_dev_raw(dev, &in, &gpu) == ADM_OK, "%s", adm_error_message());
+    adm_h_stats_merge(&cpu);
     ck_assert_msg(!memcmp(cpu.rows, gpu.rows, sizeof(double) * (size_t)(R * RAW_NS)), "row sums differ");
-    ck_assert_msg(!memcmp(cpu.chans, gpu.chans, sizeof(double) * (size_t)(cpu.ns * N * RAW_NS)),
-                  "channel sums differ");
+    ck_assert_msg(!memcmp(cpu.chans, gpu.chans, sizeof(double) * (size_t)(N * RAW_NS)), "channel sums differ");
     ck_assert_msg(!memcmp(cpu.mg, gpu.mg, sizeof(double) * (size_t)(cpu.nb * MG_NS)), "block magnitudes differ");
     ck_assert_msg(!memcmp(cpu.ph, gpu.ph, sizeof(int64_t) * (size_t)(cpu.nb * HIST_BLOCK)), "histograms differ");
     ck_assert(cpu.rows[RAW_N] > 0);
@@ -1277,6 +1401,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_stats, 0, (int)(sizeof stats_shapes / sizeof stats_shapes[0]));
     tcase_add_test(tc, test_stats_resident);
+    tcase_add_loop_test(tc, test_stats_scan, 0, (int)(sizeof scan_formats / sizeof scan_formats[0]));
     suite_add_tcase(s, tc);
     tc = tcase_create("Twins");
     tcase_set_timeout(tc, 600);
