@@ -40,7 +40,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -165,74 +164,6 @@ static uint64_t arena_cap;
 
 adm_status (*adm_capture_tensor_alloc_)(adm_tensor *t, adm_dtype dt, int ndim, const int64_t *shape);
 
-/* A tensor's pages of the memory file, allocated and mapped before
- * libhdf5 writes them, by several threads at once (MADV_POPULATE_WRITE,
- * Linux 5.14): a fresh page's allocation, not the copy, is most of a
- * read's time (bench/bench_populate; the numbers in
- * bench/results/2026-12-02-h200-session4.md). Where the kernel or a
- * thread is refused, the pages fault in as before: the bytes are the
- * same either way. */
-enum { POPULATE_MIN = 4 << 20, POPULATE_THREADS = 4 };
-
-typedef struct populate_slice {
-    char *p;
-    size_t n;
-} populate_slice;
-
-static void *populate_run(void *arg)
-{
-#ifdef MADV_POPULATE_WRITE
-    populate_slice *s = arg;
-    if (s->n) (void)madvise(s->p, s->n, MADV_POPULATE_WRITE);
-#else
-    (void)arg;
-#endif
-    return NULL;
-}
-
-static void populate(char *data, uint64_t bytes)
-{
-    populate_slice sl[16];
-    pthread_t th[16];
-    int started[16] = {0}, k;
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    uintptr_t a = (uintptr_t)data & ~(uintptr_t)4095, end = (uintptr_t)data + (uintptr_t)bytes, step;
-    pthread_attr_t attr;
-    /* A quarter of the machine's CPUs, at most POPULATE_THREADS: on a
-     * 2-core machine the threads only compete with the rest of the work
-     * (populating was slower than faulting there). ADM_SANDBOX_POPULATE=0
-     * turns it off (to measure it, or for a kernel that misbehaves); a
-     * number from 2 to 16 forces that many threads on any tensor (tests). */
-    const char *env = getenv("ADM_SANDBOX_POPULATE");
-    long forced = env && *env ? strtol(env, NULL, 10) : -1;
-    if (env && !adm_child_env_on("ADM_SANDBOX_POPULATE")) return;
-    if (forced >= 2 && forced <= 16) k = (int)forced;
-    else if (bytes < POPULATE_MIN) return;
-    else k = cpus / 4 > POPULATE_THREADS ? POPULATE_THREADS : (int)(cpus / 4);
-    if (k < 2 || bytes == 0) return;
-    step = ((end - a) / (uintptr_t)k + 4095) & ~(uintptr_t)4095;
-    for (int i = 0; i < k; i++) {
-        uintptr_t lo = a + (uintptr_t)i * step, hi = lo + step;
-        if (lo > end) lo = end;
-        if (hi > end || i == k - 1) hi = end;
-        sl[i].p = (char *)lo;
-        sl[i].n = (size_t)(hi - lo);
-    }
-    /* small stacks: the child's address space is limited (RLIMIT_AS) */
-    if (pthread_attr_init(&attr) != 0) {
-        for (int i = 0; i < k; i++) populate_run(&sl[i]);
-        return;
-    }
-    (void)pthread_attr_setstacksize(&attr, 64 << 10);
-    for (int i = 1; i < k; i++) started[i] = pthread_create(&th[i], &attr, populate_run, &sl[i]) == 0;
-    pthread_attr_destroy(&attr);
-    populate_run(&sl[0]);
-    for (int i = 1; i < k; i++) {
-        if (started[i]) pthread_join(th[i], NULL);
-        else populate_run(&sl[i]);
-    }
-}
-
 /* read_dataset's allocator in the child: the next 64-aligned piece of the
  * memory file, grown to hold it (new pages read as zeros). */
 static adm_status arena_alloc(adm_tensor *t, adm_dtype dt, int ndim, const int64_t *shape)
@@ -253,7 +184,6 @@ static adm_status arena_alloc(adm_tensor *t, adm_dtype dt, int ndim, const int64
         stride *= shape[i] > 0 ? shape[i] : 1;
     }
     t->data = arena_base + off;
-    populate(t->data, bytes);
     t->capacity = n;
     t->owned = 0;
     arena_end = off + bytes;
