@@ -828,6 +828,12 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
                     json_object_set_new(ko, "floor", num(bt->floor));
                     json_object_set_new(ko, "t", num(bt->t));
                     json_object_set_new(ko, "dof", num(bt->dof));
+                    if (bt->f_quantile > 0) { /* the group statistics' second test (GATES.md, gate 2) */
+                        json_object_set_new(ko, "variance_ratio", num(bt->f));
+                        json_object_set_new(ko, "variance_ratio_quantile", num(bt->f_quantile));
+                        json_object_set_new(ko, "variance_ratio_dof",
+                                            json_pack("[o,o]", num(bt->f_dof1), num(bt->f_dof2)));
+                    }
                     json_object_set_new(ko, "detect", num(bt->detect));
                     json_object_set_new(so, adm_bias_kind_name(k), ko);
                 }

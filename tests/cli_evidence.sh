@@ -70,6 +70,34 @@ PY
 checks=$((checks + 1))
 expect 1 "pooled (2 captures)" "sequential" -- "$admit" replay "$cap" "$cap" --claim sequential=lossless
 
+# The group statistics' two tests in the JSON report (GATES.md, gate 2):
+# every applicable per-channel and per-row statistic gives its variance
+# ratio beside t; the global ones do not; a failed group statistic failed
+# one of the two tests, a passed one neither (beyond its floor)
+expect 1 "fp8_operand" -- "$admit" replay "$src/captures/data/flux_fc1_gelu_small.h5" --claim fp8_operand=lossless --json groups.json
+/usr/bin/python3 - groups.json <<'PY' || { echo "FAIL: groups.json"; fails=$((fails + 1)); }
+import json, sys
+rows = json.load(open(sys.argv[1]))["results"]
+failed = 0
+for r in rows:
+    b = r["bias"]
+    for k, t in b["global"].items():
+        assert "variance_ratio" not in t, (r["candidate"], k)
+    for sc in ("channel", "row"):
+        for k, t in b[sc].items():
+            if not t["applicable"]:
+                continue
+            q, f, dof = t["variance_ratio_quantile"], t["variance_ratio"], t["variance_ratio_dof"]
+            assert q > 1 and len(dof) == 2 and dof[0] > 0, (r["candidate"], sc, k, t)
+            by_t = t["difference"] > t["t"] * t["standard_error"]
+            by_f = f > q
+            beyond = t["excess"] > t["floor"]
+            assert t["failed"] == ((by_t or by_f) and beyond), (r["candidate"], sc, k, t)
+            failed += t["failed"]
+assert failed >= 2, "fp8_operand's and truncate's group leans went unseen"
+PY
+checks=$((checks + 1))
+
 # vacuous evidence (issue 15, s3/capture_vacuous_exact.sh): all-zero and
 # all-NaN captures admit nothing, not even a kernel 22x worse as exact
 /usr/bin/python3 - <<'PY' || { echo "FAIL: writing the vacuous captures"; fails=$((fails + 1)); }
