@@ -1097,6 +1097,21 @@ START_TEST(test_cond_gemm_blocks)
 }
 END_TEST
 
+/* The GEMM's row norms as oracle/gemm.c derives them: s = add_up(s,
+ * mul_up(p, p)) in k order, then sqrt_up, one row at a time with the
+ * scalar functions. */
+static void row_norms_up(const adm_tensor *t, int64_t rows, int64_t K, double *out)
+{
+    for (int64_t row = 0; row < rows; row++) {
+        double s = 0;
+        for (int64_t k = 0; k < K; k++) {
+            double v = adm_tensor_get(t, row * K + k);
+            s = adm_add_up(s, adm_mul_up(v, v));
+        }
+        out[row] = adm_sqrt_up(s);
+    }
+}
+
 /* The GEMM's bound keeps the bits of its derivation (oracle/gemm.c):
  * gamma_(K-1) ||x_i|| ||w_j|| (no bias), each norm the chain s =
  * add_up(s, mul_up(p, p)) in k order then sqrt_up, recomputed here one row
@@ -1125,16 +1140,8 @@ START_TEST(test_gemm_bound_bits)
     adm_tensor_set_bits(&x, 9 * K + 36, 0x7f80); /* +Inf */
     adm_tensor_set_bits(&x, 12 * K, 0x7fc1);     /* NaN */
     adm_tensor_set_bits(&w, 7 * K + 20, 0x0281); /* a small normal */
-    for (int i = 0; i < M + N; i++) {
-        const adm_tensor *t = i < M ? &x : &w;
-        int64_t row = i < M ? i : i - M;
-        double s = 0;
-        for (int k = 0; k < K; k++) {
-            double v = adm_tensor_get(t, row * K + k);
-            s = adm_add_up(s, adm_mul_up(v, v));
-        }
-        *(i < M ? &nx[row] : &nw[row]) = adm_sqrt_up(s);
-    }
+    row_norms_up(&x, M, K, nx);
+    row_norms_up(&w, N, K, nw);
     ck_assert_int_eq(adm_op_params_parse(lin, "{}", &p), ADM_OK);
     ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
     ck_assert_int_eq(adm_oracle_eval(o, lin, &p, in, &r), ADM_OK);
@@ -1215,16 +1222,8 @@ START_TEST(test_gemm_epilogue_bits)
         adm_tensor_set_bits(&bias, j, adm_tensor_bits(&bt, 0));
         adm_tensor_free(&bt);
     }
-    for (int i = 0; i < M + N; i++) {
-        const adm_tensor *t = i < M ? &x : &w;
-        int64_t row = i < M ? i : i - M;
-        double s = 0;
-        for (int k = 0; k < K; k++) {
-            double v = adm_tensor_get(t, row * K + k);
-            s = adm_add_up(s, adm_mul_up(v, v));
-        }
-        *(i < M ? &nx[row] : &nw[row]) = adm_sqrt_up(s);
-    }
+    row_norms_up(&x, M, K, nx);
+    row_norms_up(&w, N, K, nw);
     ck_assert_int_eq(adm_oracle_create(NULL, &o), ADM_OK);
     ck_assert_int_eq(adm_op_params_parse(lin, "{}", &p), ADM_OK);
     {
