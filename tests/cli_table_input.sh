@@ -60,8 +60,17 @@ u = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(rc, u.ru_utime + u.ru_stime)
 PY
 }
-set -- $(cpu_of "$admit" table "$work/big5000.json" --json "$work/b5000.out.json"); rc5=$1 c5=$2
-set -- $(cpu_of "$admit" table "$work/big20000.json" --json "$work/b20000.out.json"); rc20=$1 c20=$2
+# the median of three runs of each: one run's CPU time strays by 3x on a
+# loaded machine (CI saw 5000 entries take 0.32 CPU s where 0.9 is usual)
+median3() { printf '%s\n%s\n%s\n' "$1" "$2" "$3" | sort -g | sed -n 2p; }
+set -- $(cpu_of "$admit" table "$work/big5000.json" --json "$work/b5000.out.json") \
+    $(cpu_of "$admit" table "$work/big5000.json" --json "$work/b5000.out.json") \
+    $(cpu_of "$admit" table "$work/big5000.json" --json "$work/b5000.out.json")
+rc5=$1; [ "$3" = "$rc5" ] && [ "$5" = "$rc5" ] || rc5="$1,$3,$5"; c5=$(median3 "$2" "$4" "$6")
+set -- $(cpu_of "$admit" table "$work/big20000.json" --json "$work/b20000.out.json") \
+    $(cpu_of "$admit" table "$work/big20000.json" --json "$work/b20000.out.json") \
+    $(cpu_of "$admit" table "$work/big20000.json" --json "$work/b20000.out.json")
+rc20=$1; [ "$3" = "$rc20" ] && [ "$5" = "$rc20" ] || rc20="$1,$3,$5"; c20=$(median3 "$2" "$4" "$6")
 echo "table of 5000 entries: $c5 CPU s, 20000 entries: $c20 CPU s"
 check "5000 and 20000 unreadable entries exit 2 (got $rc5, $rc20)" [ "$rc5" = 2 -a "$rc20" = 2 ]
 check "20000 entries within 8x the CPU time of 5000" awk "BEGIN {exit !($c20 < 8 * $c5)}"
