@@ -22,6 +22,7 @@ extern "C" {
 }
 #include "adm_cuda_check.h"
 #include "adm_cublaslt.cuh"
+#include "adm_per_device.cuh"
 
 namespace {
 
@@ -69,30 +70,19 @@ adm_status upload_bf16(const adm_tensor *t, adm_lt::dmem *d, size_t n)
     return ADM_OK;
 }
 
-/* One cuBLASLt handle per device for the process, created on first use
- * (cublasLtCreate cost a call some milliseconds, and the first one of a
- * process far more); shared by the threads (each call brings its own
- * workspace), and never destroyed: the module is never unloaded and a
- * static destructor could run after the CUDA runtime's own teardown. */
-enum { LT_DEVICES = 64 };
-std::mutex lt_mu;
-cublasLtHandle_t lt_h[LT_DEVICES];
+/* The process's cuBLASLt handle of each device (core/adm_per_device.cuh);
+ * each call brings its own workspace. */
+adm_per_device<cublasLtHandle_t> lt_handles;
 
-adm_status lt_get(cublasLtHandle_t *h)
+adm_status lt_create(cublasLtHandle_t *h)
 {
-    int d = 0;
-    ADM_CUDA_CHECK(cudaGetDevice(&d));
-    if (d < 0 || d >= LT_DEVICES)
-        return ADM_FAIL(ADM_ERR_UNSUPPORTED, "cuBLASLt linear+gelu: device %d (at most %d)", d, LT_DEVICES);
-    std::lock_guard<std::mutex> g(lt_mu);
-    if (!lt_h[d]) {
-        double t = adm_trace_ms();
-        ADM_LT_CHECK(cublasLtCreate(&lt_h[d]));
-        adm_trace_part("cublaslt.create", t, -1);
-    }
-    *h = lt_h[d];
+    double t = adm_trace_ms();
+    ADM_LT_CHECK(cublasLtCreate(h));
+    adm_trace_part("cublaslt.create", t, -1);
     return ADM_OK;
 }
+
+adm_status lt_get(cublasLtHandle_t *h) { return lt_handles.get(h, "cuBLASLt linear+gelu", lt_create); }
 
 /* y[M,N] = x[M,K] w[N,K]^T through cuBLASLt, bf16 in and out, fp32
  * compute, with mode's epilogue (0 none, 1 BIAS, 2 GELU_BIAS; db: N bf16)
@@ -131,7 +121,7 @@ adm_status lt_matmul(cublasLtHandle_t h, int mode, const void *dx, const void *d
  * 2048^3, results not read. */
 extern "C" adm_status adm_cuda_impl_warm(void)
 {
-    cublasLtHandle_t h;
+    cublasLtHandle_t h = nullptr;
     const int64_t n = 2048;
     const size_t wsize = (size_t)32 << 20;
     adm_lt::dmem a, y, ws;
@@ -154,7 +144,7 @@ extern "C" adm_status adm_cuda_linear_gelu(const adm_tensor *x, const adm_tensor
     int count = 0;
     int64_t K = x->shape[x->ndim - 1], N = w->shape[0], M = K ? adm_tensor_numel(x) / K : 0, os[ADM_MAX_DIMS];
     adm_lt::dmem dx, dw, db, dy, ws;
-    cublasLtHandle_t h;
+    cublasLtHandle_t h = nullptr;
     const size_t wsize = (size_t)32 << 20;
     ADM_TRY(adm_cuda_device_count(&count));
     if (x->dtype != ADM_BF16 || w->dtype != ADM_BF16 || (bias && bias->dtype != ADM_BF16))

@@ -1,6 +1,7 @@
 /* The seven gates and the verdict. Formulas, thresholds and the reasons
  * behind them: harness/GATES.md. */
 #include "harness_internal.h"
+#include "adm_trace.h"
 #include "adm_fpenv.h"
 
 #include <math.h>
@@ -461,7 +462,7 @@ ADM_FPENV_BODY
 static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *cfg, adm_verdict *v)
 {
     adm_gate_config d;
-    double scale, maxb = 0, t0, t1 = 0;
+    double scale, maxb = 0, t0, t1 = 0, t1_ms = 0;
     adm_h_reader rd, cd;
     int64_t first[2] = {-1, -1}; /* gates 3 and 7's scans where the GPU measured */
     int64_t n;
@@ -524,6 +525,7 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
         st = adm_h_measure_numeric(in, &rd, &cd, v);
     if (in->seconds) {
         t1 = adm_h_now();
+        t1_ms = adm_trace_ms();
         in->seconds[0] += t1 - t0;
     }
     if (st != ADM_OK) goto error;
@@ -539,7 +541,7 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
     gate_exact(in, v, first[1]);
     adm_h_decide_tier(v);
     if (in->seconds) in->seconds[1] += adm_h_now() - t1;
-    if (in->stats_dev && in->seconds) adm_h_trace_since("other_gates", t1);
+    if (in->stats_dev && in->seconds) adm_trace_part("stats.other_gates", t1_ms, -1);
     return ADM_OK;
 error:
     /* no verdict: a caller that ignores the status still admits nothing */

@@ -149,12 +149,6 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg);
 typedef struct adm_h_stats_dev adm_h_stats_dev;
 /* Seconds on the monotonic clock, for the reports' phase timings. */
 double adm_h_now(void);
-/* ADM_CUDA_TRACE=1 (read once): the GPU statistics path's parts timed on
- * stderr, "adm-trace stats.<part> <milliseconds>" (harness/stats_cuda.cu
- * prints the device's parts). since: the milliseconds since t0
- * (adm_h_now's seconds) as that part's line. */
-int adm_h_trace(void);
-void adm_h_trace_since(const char *part, double t0);
 adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
                                 adm_h_stats_dev **out);
 /* adm_h_stats_dev_open where the GPU can take the outputs: *out NULL (and

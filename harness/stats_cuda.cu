@@ -10,7 +10,6 @@
  * it still holds them (oracle/oracle_cuda.cu, adm_o_cuda_kept_take), so
  * after a GPU evaluation only the reference and the candidates go up. */
 #include <cuda_fp16.h>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +20,7 @@
 extern "C" {
 #include "stat_elem.h"
 #include "adm_cuda_module.h"
+#include "adm_trace.h"
 }
 #include "adm_cuda_check.h"
 
@@ -85,34 +85,21 @@ struct sess {
     }
 };
 
-/* ADM_CUDA_TRACE=1 (read once): each part's milliseconds on stderr as
- * "adm-trace stats.<part> <ms>", kernels timed by events, the rest by the
- * host's clock; the device is synchronized around a part only then. */
-bool tracing()
-{
-    static const bool on = [] {
-        const char *e = getenv("ADM_CUDA_TRACE");
-        return e && !strcmp(e, "1");
-    }();
-    return on;
-}
-
-double host_ms()
-{
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
+/* ADM_CUDA_TRACE=1 (core/adm_trace.h): each part as "adm-trace
+ * stats.<part> MS at=START [gpu=MS]", kernels timed by events as well;
+ * the device is synchronized around a part only then. */
 struct span {
-    const char *name;
+    char name[48];
     bool kernel, done = false;
     cudaStream_t st;
     cudaEvent_t b = nullptr, e = nullptr;
     double h0 = 0;
-    span(const char *n, bool k, cudaStream_t s = 0) : name(n), kernel(k), st(s)
+    span(const char *n, bool k, cudaStream_t s = 0) : kernel(k), st(s)
     {
-        if (!tracing()) return;
+        if (!adm_trace_on()) return;
+        snprintf(name, sizeof name, "stats.%s", n);
         (void)cudaDeviceSynchronize();
-        h0 = host_ms();
+        h0 = adm_trace_ms();
         if (kernel && (cudaEventCreate(&b) != cudaSuccess || cudaEventCreate(&e) != cudaSuccess ||
                        cudaEventRecord(b, st) != cudaSuccess))
             kernel = false;
@@ -120,15 +107,15 @@ struct span {
     void end()
     {
         float ms = 0;
-        if (!tracing() || done) return;
+        if (!adm_trace_on() || done) return;
         done = true;
         if (kernel && cudaEventRecord(e, st) == cudaSuccess && cudaEventSynchronize(e) == cudaSuccess &&
             cudaEventElapsedTime(&ms, b, e) == cudaSuccess) {
-            fprintf(stderr, "adm-trace stats.%s %.3f\n", name, (double)ms);
+            adm_trace_part(name, h0, (double)ms);
             return;
         }
         (void)cudaDeviceSynchronize();
-        fprintf(stderr, "adm-trace stats.%s %.3f\n", name, host_ms() - h0);
+        adm_trace_part(name, h0, -1);
     }
     ~span()
     {

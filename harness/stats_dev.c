@@ -3,8 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "harness_internal.h"
 #include "adm_cuda_module.h"
+#include "adm_trace.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,23 +15,6 @@ double adm_h_now(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-int adm_h_trace(void)
-{
-    static atomic_int on = -1;
-    int v = atomic_load(&on);
-    if (v < 0) {
-        const char *e = getenv("ADM_CUDA_TRACE");
-        v = e && !strcmp(e, "1");
-        atomic_store(&on, v);
-    }
-    return v;
-}
-
-void adm_h_trace_since(const char *part, double t0)
-{
-    if (adm_h_trace()) fprintf(stderr, "adm-trace stats.%s %.3f\n", part, 1e3 * (adm_h_now() - t0));
 }
 
 struct adm_h_stats_dev {
@@ -103,9 +86,9 @@ adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond
 adm_status adm_h_stats_dev_try(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
                                adm_h_stats_dev **out)
 {
-    double t0 = adm_h_now();
+    double t0 = adm_trace_ms();
     adm_status st = adm_h_stats_dev_open(oracle, cond, ref, out);
-    adm_h_trace_since("open", t0);
+    adm_trace_part("stats.open", t0, -1);
     if (st != ADM_ERR_UNSUPPORTED && st != ADM_ERR_NO_DEVICE) return st;
     adm_error_clear();
     return ADM_OK;
@@ -157,19 +140,19 @@ adm_status adm_h_measure_numeric_dev(adm_h_stats_dev *d, const adm_judge_input *
 {
     adm_h_stats_raw s;
     adm_status st;
-    double t0 = adm_h_now();
+    double t0 = adm_trace_ms();
     ADM_TRY(adm_h_stats_alloc(&s, d->R, d->N));
-    adm_h_trace_since("raw_alloc", t0);
-    t0 = adm_h_now();
+    adm_trace_part("stats.raw_alloc", t0, -1);
+    t0 = adm_trace_ms();
     st = adm_h_stats_dev_raw(d, in, &s);
-    adm_h_trace_since("run", t0);
-    t0 = adm_h_now();
+    adm_trace_part("stats.run", t0, -1);
+    t0 = adm_trace_ms();
     if (st == ADM_OK) adm_h_stats_finish(&s, in->ref->dtype, in->cond != NULL, v);
     first[0] = s.first_kind;
     first[1] = s.first_bits;
-    adm_h_trace_since("finish", t0);
-    t0 = adm_h_now();
+    adm_trace_part("stats.finish", t0, -1);
+    t0 = adm_trace_ms();
     adm_h_stats_free(&s);
-    adm_h_trace_since("raw_free", t0);
+    adm_trace_part("stats.raw_free", t0, -1);
     return st;
 }

@@ -27,6 +27,7 @@ extern "C" {
 #include "adm_trace.h"
 }
 #include "adm_cuda_check.h"
+#include "adm_per_device.cuh"
 #include "scalar_fns.h"
 #include "line_fns.h"
 #include "widen.h"
@@ -86,34 +87,18 @@ struct tracer {
     }
 };
 
-/* One cuBLAS handle per device for the process, created on its first
- * GEMM: cublasCreate costs tens of milliseconds (its workspace and the
- * library's state) at every call otherwise. The handles keep the default
- * stream and pointer mode, so threads may share them (cuBLAS is
- * thread-safe where the handle's configuration does not change). They
- * live as long as the process: the module is never unloaded
- * (core/cuda_load.c), and a destroy from a static destructor could run
- * after the CUDA runtime's own teardown. */
-enum { BLAS_DEVICES = 64 };
-std::mutex blas_mu;
-cublasHandle_t blas_h[BLAS_DEVICES];
+/* The process's cuBLAS handle of each device (core/adm_per_device.cuh). */
+adm_per_device<cublasHandle_t> blas_handles;
 
-adm_status blas_get(cublasHandle_t *h)
+adm_status blas_create(cublasHandle_t *h)
 {
-    int d = 0;
-    ADM_CUDA_CHECK(cudaGetDevice(&d));
-    if (d < 0 || d >= BLAS_DEVICES)
-        return adm_error_set(ADM_ERR_UNSUPPORTED, __FILE__, __LINE__, "oracle on the GPU: device %d (at most %d)", d,
-                             BLAS_DEVICES);
-    std::lock_guard<std::mutex> g(blas_mu);
-    if (!blas_h[d]) {
-        double t = adm_trace_ms();
-        ADM_CUBLAS_CHECK(cublasCreate(&blas_h[d]));
-        adm_trace_part("cublas.create", t, -1);
-    }
-    *h = blas_h[d];
+    double t = adm_trace_ms();
+    ADM_CUBLAS_CHECK(cublasCreate(h));
+    adm_trace_part("cublas.create", t, -1);
     return ADM_OK;
 }
+
+adm_status blas_get(cublasHandle_t *h) { return blas_handles.get(h, "oracle on the GPU", blas_create); }
 
 /* Device-to-host copies of the oracle's results: 403 MB an array at
  * FLUX.1's MLP, into freshly allocated pageable pages. cudaMemcpy to
@@ -665,7 +650,7 @@ static adm_status gemm_warm(cublasHandle_t h)
  * H200, host work) while the GEMMs warm up on the device. */
 extern "C" adm_status adm_o_cuda_warm(void)
 {
-    cublasHandle_t h;
+    cublasHandle_t h = nullptr;
     adm_status st;
     int dev = 0;
     ADM_CUDA_CHECK(cudaGetDevice(&dev));
@@ -698,7 +683,7 @@ static adm_status gemm_run(const adm_o_ctx *c, double *val, double *bnd, tracer 
     int gelu = id == OP_LINEAR_GELU ? (c->p->gelu_tanh ? 1 : 2) : 0;
     dev xd, wd, bd, nx, nw, vd, bnd_d, xa, wa, exd, cf, cd, xs, ws;
     cond_room cr{};
-    cublasHandle_t h;
+    cublasHandle_t h = nullptr;
     kept_drop();
     ADM_TRY(adm_o_need_narrow(x, adm_op_name(c->op), adm_op_input_name(c->op, 0)));
     ADM_TRY(adm_o_need_narrow(w, adm_op_name(c->op), adm_op_input_name(c->op, 1)));
@@ -759,7 +744,7 @@ extern "C" adm_status adm_o_cuda_bench_gemm(int64_t M, int64_t K, int64_t N, int
 {
     dev xb, wb, xd, wd, bd, nx, nw, vd, bnd_d, cd, xa, wa, exd, cf, cnd;
     cond_room cr{};
-    cublasHandle_t h;
+    cublasHandle_t h = nullptr;
     events ev;
     std::vector<uint16_t> hx((size_t)(M * K)), hw((size_t)(N * K));
     std::vector<double> hb((size_t)N), t[5], hv((size_t)(M * N)), hbd((size_t)(M * N));
