@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 9
+#define ADM_CUDA_MODULE_ABI 10
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
@@ -104,6 +104,13 @@ void *adm_o_cuda_kept_take(const double *val, const double *cond, int64_t n, con
                            const double **dcond);
 void adm_o_cuda_kept_put(void *k);
 void adm_o_cuda_forget(const double *val);
+/* 1 where val's host arrays are stale, the result resident on the device
+ * (oracle_internal.h: adm_o_cuda_stale). */
+int adm_o_cuda_stale(const double *val);
+/* The resolve scale's block sums (harness/stat_elem.h, adm_se_scale_add)
+ * over a session's oracle values and reference: 3 doubles a block of
+ * ADM_SE_SCALE_BLK elements into part, in block order. */
+adm_status adm_stats_cuda_scale(void *sess, double *part);
 
 /* The module's side of adm_cuda_warm_start (core/cuda.cu): the device
  * selected where device >= 0 (on the calling thread), its context
@@ -159,6 +166,10 @@ typedef struct adm_cuda_module {
     int (*stats_borrowed)(void *sess);
     void (*o_forget)(const double *val);
     adm_status (*warm)(int device, unsigned what);
+    int (*o_stale)(const double *val);
+    adm_status (*o_fetch)(const double *val);
+    adm_status (*o_scan)(const double *val, double thr, int64_t *blunt, double *maxb);
+    adm_status (*stats_scale)(void *sess, double *part);
 } adm_cuda_module;
 
 /* The module's one exported function: its table, or NULL when host is

@@ -109,6 +109,10 @@ static const adm_cuda_module table = {
     adm_stats_cuda_borrowed,
     adm_o_cuda_forget,
     adm_cuda_warm,
+    adm_o_cuda_stale,
+    adm_o_cuda_fetch,
+    adm_o_cuda_scan,
+    adm_stats_cuda_scale,
 };
 
 const adm_cuda_module *adm_cuda_module_open(const adm_cuda_host *h);

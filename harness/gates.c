@@ -136,49 +136,54 @@ void adm_h_note_gate(adm_verdict *v, int g, const char *note)
 /* ------------------------------------------------------------ the error scale */
 
 /* Sums in fixed blocks merged in order: the same bits at any thread count
- * (the scale decides which elements the oracle refines). */
-enum { SCALE_BLK = 4096 };
-
+ * and on the GPU (harness/stat_elem.h, adm_se_scale_add). */
 static void scale_block(const double *o, const adm_tensor *ref, int64_t n, int64_t b, double *out)
 {
-    double bs = 0, bq = 0, bm = 0;
-    for (int64_t i = b * SCALE_BLK; i < n && i < (b + 1) * SCALE_BLK; i++) {
-        double r = adm_tensor_get(ref, i), rr;
-        if (!isfinite(o[i]) || !isfinite(r)) continue;
-        rr = adm_h_round(ref->dtype, o[i]);
-        bs += (r - o[i]) * (r - o[i]);
-        if (isfinite(rr)) bq += (rr - o[i]) * (rr - o[i]);
-        bm += 1;
+    out[0] = out[1] = out[2] = 0;
+    for (int64_t i = b * ADM_SE_SCALE_BLK; i < n && i < (b + 1) * ADM_SE_SCALE_BLK; i++)
+        adm_se_scale_add(ref->dtype, o[i], adm_tensor_get(ref, i), out);
+}
+
+double adm_h_scale_from_blocks(const double *part, int64_t nb)
+{
+    double s = 0, q = 0;
+    int64_t m = 0;
+    for (int64_t b = 0; b < nb; b++) {
+        s += part[3 * b];
+        q += part[3 * b + 1];
+        m += (int64_t)part[3 * b + 2];
     }
-    out[0] = bs;
-    out[1] = bq;
-    out[2] = bm;
+    return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
 }
 
 ADM_FPENV_BODY
 static double judge_resolve_scale_body(const adm_tensor *oracle, const adm_tensor *ref)
 {
-    int64_t n = adm_tensor_numel(oracle), m = 0, nb = (n + SCALE_BLK - 1) / SCALE_BLK;
+    int64_t n = adm_tensor_numel(oracle), nb = (n + ADM_SE_SCALE_BLK - 1) / ADM_SE_SCALE_BLK;
     const double *o = oracle->data;
-    double s = 0, q = 0, one[3], *part = malloc(sizeof *part * (size_t)(3 * nb + 1));
-    if (part) {
-#pragma omp parallel
-        {
-            adm_fpenv fe;
-            adm_fpenv_enter(&fe);
-#pragma omp for schedule(static)
-            for (int64_t b = 0; b < nb; b++) scale_block(o, ref, n, b, part + 3 * b);
-            adm_fpenv_leave(&fe);
+    double rv, *part = malloc(sizeof *part * (size_t)(3 * nb + 1));
+    if (!part) { /* without memory for the partials: serially, in the same order */
+        double s = 0, q = 0, one[3];
+        int64_t m = 0;
+        for (int64_t b = 0; b < nb; b++) {
+            scale_block(o, ref, n, b, one);
+            s += one[0];
+            q += one[1];
+            m += (int64_t)one[2];
         }
+        return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
     }
-    for (int64_t b = 0; b < nb; b++) { /* without memory for the partials: serially, in the same order */
-        const double *pb = part ? part + 3 * b : (scale_block(o, ref, n, b, one), one);
-        s += pb[0];
-        q += pb[1];
-        m += (int64_t)pb[2];
+#pragma omp parallel
+    {
+        adm_fpenv fe;
+        adm_fpenv_enter(&fe);
+#pragma omp for schedule(static)
+        for (int64_t b = 0; b < nb; b++) scale_block(o, ref, n, b, part + 3 * b);
+        adm_fpenv_leave(&fe);
     }
+    rv = adm_h_scale_from_blocks(part, nb);
     free(part);
-    return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
+    return rv;
 }
 
 /* In the default floating-point environment (core/adm_fpenv.h). */
@@ -297,6 +302,9 @@ static adm_status gate_flip(const adm_judge_input *in, const adm_h_reader *rd, c
         adm_h_note_gate(v, ADM_GATE_FLIP, "no downstream reader declared");
         return ADM_OK;
     }
+    if (n > 0 && adm_o_cuda_stale(o))
+        return ADM_FAIL(ADM_ERR_INTERNAL, "judge: the flip rate reads the oracle's values on the host, which are on "
+                        "the device only (adm_oracle_result_fetch)");
     for (int64_t i = 0; i < n; i++)
         if (isfinite(o[i])) amax = fmax(amax, fabs(o[i]));
     if (rdr->kind == ADM_READER_QUANTIZE) scale = amax > 0 ? amax / adm_format_get(rdr->format)->max_finite : 1;
@@ -490,6 +498,9 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
     v->oracle_assumption = in->oracle_certified ? in->oracle_assumption : NULL;
     /* the same for every candidate of a GPU session: taken once there */
     if (!adm_h_stats_dev_max_bound(in->stats_dev, in, &maxb)) {
+        if (n > 0 && adm_o_cuda_stale(in->oracle->data))
+            return ADM_FAIL(ADM_ERR_INTERNAL, "judge: the oracle's result is on the device only and no max bound "
+                            "was kept (adm_oracle_result_fetch)");
 #pragma omp parallel reduction(max : maxb)
         {
             adm_fpenv fe;
@@ -521,6 +532,9 @@ static adm_status judge_body(const adm_judge_input *in, const adm_gate_config *c
         st = adm_h_measure_numeric_dev(in->stats_dev, in, v, first);
     else if (adm_h_stats_batch_serves(in->stats_batch, in))
         st = adm_h_measure_numeric_batch(in->stats_batch, in, v);
+    else if (n > 0 && adm_o_cuda_stale(in->oracle->data))
+        st = ADM_FAIL(ADM_ERR_INTERNAL, "judge: the oracle's result is on the device only and the statistics of "
+                      "this candidate (%s) run on the host (adm_oracle_result_fetch)", adm_dtype_name(in->cand->dtype));
     else
         st = adm_h_measure_numeric(in, &rd, &cd, v);
     if (in->seconds) {

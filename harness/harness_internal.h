@@ -157,6 +157,14 @@ adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond
 adm_status adm_h_stats_dev_try(const adm_tensor *oracle, const adm_tensor *cond, const adm_tensor *ref,
                                adm_h_stats_dev **out);
 void adm_h_stats_dev_free(adm_h_stats_dev *d);
+/* adm_judge_resolve_scale on the device, over the session's oracle values
+ * and reference: the same bits (the same blocks, added in the same order
+ * by adm_h_scale_from_blocks, the host's sum of nb blocks' 3 sums). */
+adm_status adm_h_stats_dev_resolve_scale(adm_h_stats_dev *d, double *scale);
+double adm_h_scale_from_blocks(const double *part, int64_t nb);
+/* 1 where val's host arrays are stale, the oracle's result on the device
+ * (oracle/oracle_internal.h): whatever reads them on the host refuses. */
+int adm_o_cuda_stale(const double *val);
 /* 1 where open borrowed the GPU oracle's device copies instead of
  * uploading the oracle and its scale. */
 int adm_h_stats_dev_borrowed(const adm_h_stats_dev *d);

@@ -18,6 +18,23 @@ void adm_replay_result_free(adm_replay_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* 1 where the GPU session judges every candidate of the capture (else
+ * the host's statistics read the oracle there). */
+static int serves_all(const adm_h_stats_dev *d, const adm_capture *c, const adm_oracle_result *orc,
+                      const adm_tensor *ref)
+{
+    for (int k = 0; k < adm_capture_candidate_count(c); k++) {
+        adm_judge_input in;
+        memset(&in, 0, sizeof in);
+        in.oracle = &orc->value;
+        in.cond = orc->has_cond ? &orc->cond : NULL;
+        in.ref = ref;
+        in.cand = adm_capture_candidate(c, k).tensor;
+        if (!adm_h_stats_dev_serves(d, &in)) return 0;
+    }
+    return 1;
+}
+
 ADM_FPENV_BODY
 static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_config *ocfg,
                                       const adm_gate_config *gcfg,
@@ -55,14 +72,44 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
         if ((st = adm_op_params_parse(op, adm_capture_params(c), &p)) != ADM_OK) goto fail_prefix;
         for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(c, adm_op_input_name(op, i));
         double tt = adm_trace_ms();
-        if ((st = adm_oracle_create(ocfg, &o)) != ADM_OK) goto fail_prefix;
+        int have_scale = 0;
+        adm_oracle_config kc;
+        /* on the GPU the oracle's result stays there for the statistics
+         * (adm_oracle_config.keep_on_device), fetched only where something
+         * reads it on the host */
+        if (ocfg) {
+            kc = *ocfg;
+            kc.keep_on_device = ocfg->use_gpu;
+        }
+        if ((st = adm_oracle_create(ocfg ? &kc : NULL, &o)) != ADM_OK) goto fail_prefix;
         if ((st = adm_oracle_eval(o, op, &p, in, &orc)) != ADM_OK) goto fail_prefix;
         adm_trace_part("replay.oracle_eval", tt, -1);
-        tt = adm_trace_ms();
-        scale = adm_judge_resolve_scale(&orc.value, ref);
-        adm_trace_part("replay.resolve_scale", tt, -1);
+        if (adm_oracle_result_on_device(&orc)) {
+            tt = adm_trace_ms();
+            if ((st = adm_h_stats_dev_try(&orc.value, orc.has_cond ? &orc.cond : NULL, ref, &sdev)) != ADM_OK)
+                goto fail_prefix;
+            if (sdev && serves_all(sdev, c, &orc, ref)) {
+                if ((st = adm_h_stats_dev_resolve_scale(sdev, &scale)) != ADM_OK) goto fail_prefix;
+                have_scale = 1;
+            } else {
+                adm_h_stats_dev_free(sdev);
+                sdev = NULL;
+                if ((st = adm_oracle_result_fetch(&orc)) != ADM_OK) goto fail_prefix;
+            }
+            adm_trace_part("replay.resolve_scale_device", tt, -1);
+        }
+        if (!have_scale) {
+            tt = adm_trace_ms();
+            scale = adm_judge_resolve_scale(&orc.value, ref);
+            adm_trace_part("replay.resolve_scale", tt, -1);
+        }
         tt = adm_trace_ms();
         if ((st = adm_oracle_refine(o, op, &p, in, &orc, scale)) != ADM_OK) goto fail_prefix;
+        /* refinement fetched and changed the values: the session's copy is old */
+        if (sdev && !adm_oracle_result_on_device(&orc)) {
+            adm_h_stats_dev_free(sdev);
+            sdev = NULL;
+        }
         adm_trace_part("replay.oracle_refine", tt, -1);
         ov = &orc.value;
         ob = &orc.bound;
@@ -89,10 +136,18 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
      * for every candidate; a reference the GPU path does not read (fp8, a
      * view) keeps the statistics on the CPU, and so does a build or a
      * machine without a GPU where the oracle ran on the CPU */
-    if (ocfg && ocfg->use_gpu && adm_tensor_numel(ov) > 0) {
+    if (!sdev && ocfg && ocfg->use_gpu && adm_tensor_numel(ov) > 0) {
         double tt = adm_trace_ms();
         if ((st = adm_h_stats_dev_try(ov, oc, ref, &sdev)) != ADM_OK) goto fail_prefix;
         adm_trace_part("replay.stats_open", tt, -1);
+    }
+    if (sdev && out->certified) {
+        /* refinement's max bound is the judge's (over finite values): taken once */
+        adm_judge_input mi;
+        memset(&mi, 0, sizeof mi);
+        mi.oracle = ov;
+        mi.bound = ob;
+        adm_h_stats_dev_keep_max_bound(sdev, &mi, orc.max_bound);
     }
     /* on the CPU: every candidate's statistics in one pass over the outputs */
     if (!sdev && adm_tensor_numel(ov) > 0) {

@@ -372,4 +372,22 @@ ADM_SE_FN void adm_se_raw_terms(double o, double u, double d, double er, double 
 #undef ADM_SE_X_
 }
 
+/* The resolve scale's sums (adm_judge_resolve_scale): per block of
+ * ADM_SE_SCALE_BLK elements, in element order, the squared errors of the
+ * reference and of the oracle rounded to its format and the count of
+ * elements where both are finite; the blocks are added in order on the
+ * host, so the CPU and the GPU (harness/stats_cuda.cu) give the same bits
+ * (the scale decides which elements the oracle refines). */
+#define ADM_SE_SCALE_BLK 4096
+
+ADM_SE_FN void adm_se_scale_add(adm_dtype dt, double o, double r, double *ADM_SE_RESTRICT acc)
+{
+    double rr;
+    if (!isfinite(o) || !isfinite(r)) return;
+    rr = adm_se_round(dt, o);
+    acc[0] += (r - o) * (r - o);
+    if (isfinite(rr)) acc[1] += (rr - o) * (rr - o);
+    acc[2] += 1;
+}
+
 #endif

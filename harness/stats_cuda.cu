@@ -385,6 +385,21 @@ __device__ unsigned long long warp_min(unsigned long long x)
     return x;
 }
 
+/* The resolve scale's sums of block b (one thread a block, its elements
+ * in order: harness/stat_elem.h's adm_se_scale_add, as gates.c's
+ * scale_block adds them on the host). */
+__global__ void scale_blocks(const double *o, const void *ref, adm_dtype ref_dt, int64_t n, int64_t nblk, double *part)
+{
+    for (int64_t b = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; b < nblk; b += (int64_t)gridDim.x * blockDim.x) {
+        double acc[3] = {0, 0, 0};
+        int64_t end = (b + 1) * ADM_SE_SCALE_BLK < n ? (b + 1) * ADM_SE_SCALE_BLK : n;
+        for (int64_t i = b * ADM_SE_SCALE_BLK; i < end; i++) adm_se_scale_add(ref_dt, o[i], at(ref, ref_dt, i), acc);
+        part[3 * b] = acc[0];
+        part[3 * b + 1] = acc[1];
+        part[3 * b + 2] = acc[2];
+    }
+}
+
 __global__ void scan(args a, int64_t n, unsigned long long *first)
 {
     unsigned long long fk = (unsigned long long)n, fb = (unsigned long long)n;
@@ -521,6 +536,11 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
         if ((s->kept = adm_o_cuda_kept_take(d->o, d->cond, (int64_t)n, &ko, &kc))) {
             s->o = const_cast<double *>(ko);
             s->cnd = const_cast<double *>(kc);
+        } else if (n > 0 && adm_o_cuda_stale(d->o)) {
+            /* the host's values are not filled: uploading them would judge zeros */
+            return adm_error_set(ADM_ERR_INTERNAL, __FILE__, __LINE__,
+                                 "statistics on the GPU: the oracle's result is on the device only and cannot be "
+                                 "borrowed");
         } else {
             ADM_CUDA_CHECK(cudaMalloc(&s->o, 8 * (n ? n : 1)));
             ADM_TRY(upload(s, s->o, d->o, 8 * n));
@@ -665,6 +685,27 @@ extern "C" adm_status adm_stats_cuda_run(void *h, const void *cand, int cand_dt,
         return adm_error_set(ADM_ERR_UNSUPPORTED, __FILE__, __LINE__,
                              "statistics on the GPU: outputs of bf16, fp16, fp32 or fp64 only");
     return run_body((sess *)h, cand, cand_dt, rows, chans, mg, ph, first);
+}
+
+extern "C" adm_status adm_stats_cuda_scale(void *h, double *part)
+{
+    sess *s = (sess *)h;
+    int64_t n = s->R * s->N, nblk = (n + ADM_SE_SCALE_BLK - 1) / ADM_SE_SCALE_BLK;
+    double *dp = nullptr;
+    adm_status st = ADM_OK;
+    if (nblk == 0) return ADM_OK;
+    span t("scale_blocks", true, s->st0);
+    ADM_CUDA_CHECK(cudaMalloc(&dp, 24 * (size_t)nblk));
+    scale_blocks<<<grid(nblk, 64), 64, 0, s->st0>>>(s->o, s->ref, s->ref_dt, n, nblk, dp);
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) e = cudaMemcpyAsync(part, dp, 24 * (size_t)nblk, cudaMemcpyDeviceToHost, s->st0);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s->st0);
+    if (e != cudaSuccess)
+        st = adm_error_set(ADM_ERR_CUDA, __FILE__, __LINE__, "statistics on the GPU: the resolve scale's sums: %s",
+                           cudaGetErrorString(e));
+    cudaFree(dp);
+    t.end();
+    return st;
 }
 
 extern "C" void adm_stats_cuda_close(void *h) { delete (sess *)h; }

@@ -46,6 +46,15 @@ typedef struct adm_oracle_config {
      * variable). Counted, not timed, so the same
      * capture gets the same outcome on every machine and thread count. */
     int64_t mpfr_budget;
+    /* With use_gpu, for the GEMM family and elementwise ops: the value,
+     * bound and condition scale stay on the device and the result's host
+     * tensors are allocated but not filled until adm_oracle_result_fetch
+     * (adm_oracle_result_on_device), so that the harness's statistics on
+     * the GPU read them there without the round trip (about 70 ms for
+     * FLUX.1's MLP output on an H200). Refinement scans the bounds on the
+     * device and fetches only where an element must be recomputed.
+     * Default 0: the host tensors are filled as without a GPU. */
+    int keep_on_device;
 } adm_oracle_config;
 
 /* 2^24 terms: about 2.5 s of MPFR at 256 bits on one core; the bundled
@@ -93,6 +102,12 @@ ADM_API void adm_oracle_free(adm_oracle *o);
 ADM_API adm_status adm_oracle_eval(adm_oracle *o, const adm_op *op, const adm_op_params *p,
                                    const adm_tensor *const *inputs, adm_oracle_result *out);
 ADM_API void adm_oracle_result_free(adm_oracle_result *r);
+/* 1 where r's value, bound and cond are on the device only (keep_on_device)
+ * and their host tensors not filled yet; a later GPU evaluation fills them
+ * before it takes the device, so that r stays valid. fetch fills them
+ * (ADM_OK at once where they are filled already). */
+ADM_API int adm_oracle_result_on_device(const adm_oracle_result *r);
+ADM_API adm_status adm_oracle_result_fetch(adm_oracle_result *r);
 /* Refines an earlier result for a new scale (the harness learns the
  * reference path's RMS error only from the first evaluation). */
 ADM_API adm_status adm_oracle_refine(adm_oracle *o, const adm_op *op, const adm_op_params *p,

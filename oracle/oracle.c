@@ -119,6 +119,17 @@ void adm_oracle_result_free(adm_oracle_result *r)
     memset(r, 0, sizeof *r);
 }
 
+int adm_oracle_result_on_device(const adm_oracle_result *r)
+{
+    return r && r->value.data && adm_tensor_numel(&r->value) > 0 && adm_o_cuda_stale(r->value.data);
+}
+
+adm_status adm_oracle_result_fetch(adm_oracle_result *r)
+{
+    if (!adm_oracle_result_on_device(r)) return ADM_OK;
+    return adm_o_cuda_fetch(r->value.data);
+}
+
 void adm_o_rows(const adm_tensor *t, int64_t K, int64_t r0, int64_t r1, double *out)
 {
     if (adm_tensor_is_contiguous(t)) {
@@ -306,6 +317,18 @@ static adm_status refine(const adm_oracle *o, const adm_o_ctx *c, adm_oracle_res
     int gemm = id == OP_MATMUL || id == OP_LINEAR || id == OP_LINEAR_GELU;
     int64_t terms = mpfr_terms(c), budget = o->cfg.mpfr_budget, blunt = 0, left = 0;
     double spent = 0, maxb = 0;
+    if (adm_oracle_result_on_device(r)) {
+        /* resident: the same count and max on the device; the host's
+         * arrays are fetched only where elements must be recomputed */
+        ADM_TRY(adm_o_cuda_scan(val, thr, &blunt, &maxb));
+        if (!(thr > 0 && blunt > 0)) {
+            r->max_bound = maxb;
+            return ADM_OK;
+        }
+        ADM_TRY(adm_oracle_result_fetch(r));
+        blunt = 0;
+        maxb = 0;
+    }
     /* one pass counts the blunt elements and takes the max bound, which
      * stands where there are none to refine (the usual case); over the
      * oracle's threads: a count and a max come out the same in any order
@@ -366,6 +389,7 @@ static adm_status make_ctx(const adm_oracle *o, const adm_op *op, const adm_op_p
     c->threads = o->cfg.threads;
     c->use_gpu = o->cfg.use_gpu && adm_o_cuda_usable();
     c->cond = NULL;
+    c->resident = c->use_gpu && o->cfg.keep_on_device;
     return ADM_OK;
 }
 
@@ -422,6 +446,8 @@ static adm_status oracle_eval_body(adm_oracle *o, const adm_op *op, const adm_op
     }
     if ((st = eval_dispatch(&c, r.value.data, r.bound.data)) != ADM_OK) goto fail;
 #ifdef ADM_ORACLE_TEST_HOOKS
+    /* the mutants write the host's values */
+    if ((st = adm_oracle_result_fetch(&r)) != ADM_OK) goto fail;
     mutate(&c, r.value.data, r.bound.data, -1, 0);
     adm_o_cuda_forget(r.value.data);
 #endif

@@ -482,13 +482,18 @@ __global__ void linattn_lines(adm_o_linattn_job j, const double *q, const double
  * (oracle_internal.h, adm_o_cuda_forget): at most one held by the module,
  * shared with the statistics sessions that borrow it
  * (harness/stats_cuda.cu) and freed when the last of them lets go, so
- * that a session outlives a forget or a later evaluation safely. */
+ * that a session outlives a forget or a later evaluation safely. A
+ * resident result (adm_o_ctx.resident) also keeps its bound, and its host
+ * arrays are not filled (stale) until fetched: kept_fetch. */
 struct kept {
     int device;
     const double *hval, *hcond;
     size_t n;
     void *val, *cond;
     int refs;
+    double *hbnd;
+    void *bnd;
+    bool stale;
 };
 std::mutex kept_mu;
 kept *kept_last;
@@ -498,51 +503,111 @@ void kept_unref(kept *k) /* kept_mu held */
     if (k && --k->refs == 0) {
         cudaFree(k->val);
         cudaFree(k->cond);
+        cudaFree(k->bnd);
         delete k;
     }
 }
 
-/* The module's copy dropped: a new evaluation's buffers do not sit beside
- * it (device memory for one resident result, not two). */
-void kept_drop()
+/* A stale result's host arrays filled from the device (kept_mu held). */
+adm_status kept_fill(kept *k)
 {
-    std::lock_guard<std::mutex> g(kept_mu);
-    kept_unref(kept_last);
-    kept_last = nullptr;
+    if (!k->stale) return ADM_OK;
+    ADM_TRY(d2h((void *)k->hval, k->val, 8 * k->n));
+    ADM_TRY(d2h(k->hbnd, k->bnd, 8 * k->n));
+    if (k->hcond) ADM_TRY(d2h((void *)k->hcond, k->cond, 8 * k->n));
+    k->stale = false;
+    return ADM_OK;
 }
 
-/* dv and (where cond) dc, just downloaded into val and cond, kept in
- * place of the last result; nothing kept where the bookkeeping cannot be
- * had (the statistics then upload, as without). */
-void keep(dev *dv, dev *dc, size_t n, const double *val, const double *cond)
+/* The module's copy dropped: a new evaluation's buffers do not sit beside
+ * it (device memory for one resident result, not two). A resident
+ * result's host arrays are filled first: its caller still holds them. */
+adm_status kept_drop()
+{
+    std::lock_guard<std::mutex> g(kept_mu);
+    if (kept_last && kept_last->stale) {
+        int cur = 0;
+        adm_status st;
+        ADM_CUDA_CHECK(cudaGetDevice(&cur));
+        ADM_CUDA_CHECK(cudaSetDevice(kept_last->device));
+        st = kept_fill(kept_last);
+        ADM_CUDA_CHECK(cudaSetDevice(cur));
+        ADM_TRY(st);
+    }
+    kept_unref(kept_last);
+    kept_last = nullptr;
+    return ADM_OK;
+}
+
+/* dv and (where cond) dc, just computed for val and cond, kept in place
+ * of the last result, and with resident db for bnd as well; nothing kept
+ * where the bookkeeping cannot be had (the statistics then upload, as
+ * without). 1 where kept. */
+bool keep(dev *dv, dev *db, dev *dc, size_t n, const double *val, double *bnd, const double *cond, bool resident)
 {
     int d = 0;
     kept *k;
     if (cudaGetDevice(&d) != cudaSuccess) {
         cudaGetLastError();
-        return;
+        return false;
     }
-    if (!(k = new (std::nothrow) kept{d, val, cond, n, dv->p, cond ? dc->p : nullptr, 1})) return;
+    if (!(k = new (std::nothrow) kept{d, val, cond, n, dv->p, cond ? dc->p : nullptr, 1, bnd,
+                                      resident ? db->p : nullptr, resident}))
+        return false;
     dv->p = nullptr;
     if (cond) dc->p = nullptr;
+    if (resident) db->p = nullptr;
     std::lock_guard<std::mutex> g(kept_mu);
     kept_unref(kept_last);
     kept_last = k;
+    return true;
 }
 
 /* The oracle's n values, bounds and (where wanted: cond) condition scales
- * back to the host; the values and scales also stay on the device (keep). */
+ * back to the host, the values and scales also staying on the device
+ * (keep); resident: all three stay there and nothing comes back (the
+ * host's arrays stale until kept_fill), unless they cannot be kept. */
 adm_status download(dev &dv, dev &db, dev &dc, size_t n, double *val, double *bnd, double *cond,
-                    tracer *tr = nullptr)
+                    tracer *tr = nullptr, bool resident = false)
 {
+    if (resident && n > 0 && keep(&dv, &db, &dc, n, val, bnd, cond, true)) {
+        if (tr) tr->mark("oracle.keep_resident");
+        return ADM_OK;
+    }
     ADM_TRY(d2h(val, dv.p, 8 * n));
     if (tr) tr->mark("oracle.download_val");
     ADM_TRY(d2h(bnd, db.p, 8 * n));
     if (tr) tr->mark("oracle.download_bnd");
     if (cond) ADM_TRY(d2h(cond, dc.p, 8 * n));
     if (tr && cond) tr->mark("oracle.download_cond");
-    keep(&dv, &dc, n, val, cond);
+    keep(&dv, &db, &dc, n, val, bnd, cond, false);
     return ADM_OK;
+}
+
+/* The count of finite values whose bound exceeds thr and the largest
+ * bound of a finite value (0 where none), as oracle.c's refine scans
+ * them on the host: a count and a max are the same in any order. A
+ * bound is >= 0; only one > 0 can raise the max from 0 (as on the host,
+ * where -0 > 0 is false), and the bits of positive doubles order as the
+ * doubles, so atomicMax on them is the max. */
+__global__ void blunt_scan(const double *val, const double *bnd, size_t n, double thr, unsigned long long *out)
+{
+    unsigned long long cnt = 0, mx = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        double v = val[i], b = bnd[i];
+        if (!isfinite(v)) continue;
+        cnt += b > thr;
+        if (b > 0 && (unsigned long long)__double_as_longlong(b) > mx) mx = (unsigned long long)__double_as_longlong(b);
+    }
+    for (int o = 16; o > 0; o /= 2) {
+        unsigned long long c2 = __shfl_down_sync(0xffffffffu, cnt, o), m2 = __shfl_down_sync(0xffffffffu, mx, o);
+        cnt += c2;
+        if (m2 > mx) mx = m2;
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (cnt) atomicAdd(&out[0], cnt);
+        if (mx) atomicMax(&out[1], mx);
+    }
 }
 
 /* n doubles up to the device (nothing for NULL). */
@@ -563,6 +628,41 @@ extern "C" void adm_o_cuda_forget(const double *val)
         kept_unref(kept_last);
         kept_last = nullptr;
     }
+}
+
+extern "C" int adm_o_cuda_stale(const double *val)
+{
+    std::lock_guard<std::mutex> g(kept_mu);
+    return kept_last && kept_last->hval == val && kept_last->stale;
+}
+
+extern "C" adm_status adm_o_cuda_fetch(const double *val)
+{
+    std::lock_guard<std::mutex> g(kept_mu);
+    if (!kept_last || kept_last->hval != val) return ADM_OK;
+    ADM_CUDA_CHECK(cudaSetDevice(kept_last->device));
+    return kept_fill(kept_last);
+}
+
+extern "C" adm_status adm_o_cuda_scan(const double *val, double thr, int64_t *blunt, double *maxb)
+{
+    unsigned long long h[2] = {0, 0};
+    dev out;
+    std::lock_guard<std::mutex> g(kept_mu);
+    kept *k = kept_last;
+    if (!k || k->hval != val || !k->bnd)
+        return adm_error_set(ADM_ERR_NOT_FOUND, __FILE__, __LINE__,
+                             "oracle on the GPU: no resident result for these values");
+    ADM_CUDA_CHECK(cudaSetDevice(k->device));
+    ADM_CUDA_CHECK(cudaMalloc(&out.p, sizeof h));
+    ADM_CUDA_CHECK(cudaMemset(out.p, 0, sizeof h));
+    blunt_scan<<<grid_for(k->n), 256>>>((const double *)k->val, (const double *)k->bnd, k->n, thr,
+                                        (unsigned long long *)out.p);
+    ADM_CUDA_CHECK_LAUNCH();
+    ADM_CUDA_CHECK(cudaMemcpy(h, out.p, sizeof h, cudaMemcpyDeviceToHost));
+    *blunt = (int64_t)h[0];
+    memcpy(maxb, &h[1], 8);
+    return ADM_OK;
 }
 
 extern "C" void *adm_o_cuda_kept_take(const double *val, const double *cond, int64_t n, const double **dval,
@@ -594,7 +694,7 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
     adm_op_id id = adm_op_id_of(c->op);
     size_t n = (size_t)c->numel;
     dev dx, dy, dg, dv, db, dc, sx, sy, sg;
-    kept_drop();
+    ADM_TRY(kept_drop());
     if (n == 0) return ADM_OK;
     ADM_CUDA_CHECK(cudaMalloc(&dx.p, 8 * n));
     ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * n));
@@ -614,7 +714,7 @@ extern "C" adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, do
     elementwise<<<grid_for(n), 256>>>((int)id, c->p->gelu_tanh, c->p->factor, dx.d(), dy.d(), dg.d(), dv.d(), db.d(),
                                       dc.d(), n);
     ADM_CUDA_CHECK_LAUNCH();
-    ADM_TRY(download(dv, db, dc, n, val, bnd, c->cond));
+    ADM_TRY(download(dv, db, dc, n, val, bnd, c->cond, nullptr, c->resident));
     return ADM_OK;
 }
 
@@ -684,7 +784,7 @@ static adm_status gemm_run(const adm_o_ctx *c, double *val, double *bnd, tracer 
     dev xd, wd, bd, nx, nw, vd, bnd_d, xa, wa, exd, cf, cd, xs, ws;
     cond_room cr{};
     cublasHandle_t h = nullptr;
-    kept_drop();
+    ADM_TRY(kept_drop());
     ADM_TRY(adm_o_need_narrow(x, adm_op_name(c->op), adm_op_input_name(c->op, 0)));
     ADM_TRY(adm_o_need_narrow(w, adm_op_name(c->op), adm_op_input_name(c->op, 1)));
     if (id == OP_MATMUL) ADM_TRY(adm_tensor_transpose(w, 0, 1, &wt));
@@ -719,7 +819,7 @@ static adm_status gemm_run(const adm_o_ctx *c, double *val, double *bnd, tracer 
     ADM_TRY(pipeline(h, M, K, N, xd.d(), wd.d(), bias ? bd.d() : nullptr, gelu, nx.d(), nw.d(), vd.d(), bnd_d.d(), &cr,
                      cd.d(), tr));
     ADM_CUDA_CHECK(cudaDeviceSynchronize());
-    ADM_TRY(download(vd, bnd_d, cd, (size_t)(M * N), val, bnd, c->cond, tr));
+    ADM_TRY(download(vd, bnd_d, cd, (size_t)(M * N), val, bnd, c->cond, tr, c->resident));
     if (tr->on) { /* what the destructors would free, timed */
         for (dev *d : {&xd, &wd, &bd, &nx, &nw, &vd, &bnd_d, &xa, &wa, &exd, &cf, &cd, &xs, &ws}) d->release();
         tr->mark("oracle.free");
@@ -827,7 +927,7 @@ extern "C" adm_status adm_o_cuda_reduce(const adm_o_reduce_job *j, int64_t total
     int64_t lines = j->outer * j->inner;
     size_t nout = (size_t)(j->kind == ADM_O_SOFTMAX ? total : lines);
     dev dx, dv, db, dc;
-    kept_drop();
+    ADM_TRY(kept_drop());
     if (lines == 0 || nout == 0) return ADM_OK;
     ADM_TRY(upload(&dx, x, (size_t)total));
     ADM_CUDA_CHECK(cudaMalloc(&dv.p, 8 * nout));
@@ -845,7 +945,7 @@ extern "C" adm_status adm_o_cuda_norm(const adm_o_norm_job *j, int64_t total, co
 {
     size_t n = (size_t)total;
     dev dx, dw, dbias, dsh, dsc, dv, db, dc;
-    kept_drop();
+    ADM_TRY(kept_drop());
     if (j->sets == 0 || n == 0) return ADM_OK;
     ADM_TRY(upload(&dx, x, n));
     ADM_TRY(upload(&dw, w, (size_t)j->C));
@@ -871,7 +971,7 @@ extern "C" adm_status adm_o_cuda_attention(const adm_o_attn_job *j, const double
 {
     int64_t lines = j->H * j->S, nout = lines * j->E, chunk;
     dev dq, dk, dv, dval, db, dc, scr;
-    kept_drop();
+    ADM_TRY(kept_drop());
     if (nout == 0) return ADM_OK;
     chunk = ATTN_SCRATCH_BYTES / (32 * (j->T > 0 ? j->T : 1));
     if (chunk < 1) chunk = 1;
@@ -899,7 +999,7 @@ extern "C" adm_status adm_o_cuda_linattn(const adm_o_linattn_job *j, const doubl
 {
     int64_t nout = j->H * j->S * j->E, de = j->D * j->E;
     dev dq, dk, dv, dval, db, dc, kv;
-    kept_drop();
+    ADM_TRY(kept_drop());
     if (nout == 0) return ADM_OK;
     ADM_TRY(upload(&dq, q, (size_t)(j->H * j->S * j->D)));
     ADM_TRY(upload(&dk, k, (size_t)(j->H * j->T * j->D)));

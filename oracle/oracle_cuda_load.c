@@ -19,6 +19,25 @@ void adm_o_cuda_forget(const double *val)
     if (m) m->o_forget(val);
 }
 
+int adm_o_cuda_stale(const double *val)
+{
+    const adm_cuda_module *m = adm_cuda_module_loaded();
+    return m ? m->o_stale(val) : 0;
+}
+
+adm_status adm_o_cuda_fetch(const double *val)
+{
+    const adm_cuda_module *m = adm_cuda_module_loaded();
+    return m ? m->o_fetch(val) : ADM_OK;
+}
+
+adm_status adm_o_cuda_scan(const double *val, double thr, int64_t *blunt, double *maxb)
+{
+    const adm_cuda_module *m;
+    ADM_TRY(adm_cuda_module_get(&m));
+    return m->o_scan(val, thr, blunt, maxb);
+}
+
 adm_status adm_o_cuda_gemm(const adm_o_ctx *c, double *val, double *bnd)
 {
     const adm_cuda_module *m;

@@ -114,6 +114,10 @@ typedef struct adm_o_ctx {
     int threads;
     int use_gpu;
     double *cond;   /* dense row-major: the condition scale of each output (adm_oracle_result.cond); NULL: not wanted */
+    /* on the GPU, the GEMM family and elementwise ops: value, bound and
+     * cond stay on the device, the host's arrays stale
+     * (adm_oracle_config.keep_on_device, adm_o_cuda_stale) */
+    int resident;
 } adm_o_ctx;
 
 adm_status adm_o_eval_elementwise(const adm_o_ctx *c, double *val, double *bnd);
@@ -140,6 +144,18 @@ adm_status adm_o_cuda_elementwise(const adm_o_ctx *c, double *val, double *bnd);
  * which calls adm_o_cuda_forget(val) first. Nothing where the CUDA module
  * was never loaded (nothing can be kept then). */
 void adm_o_cuda_forget(const double *val);
+/* A resident result (adm_o_ctx.resident): stale, 1 where val's host
+ * arrays (value, bound, cond) are not filled and the device holds the
+ * result (0 where the module was never loaded); fetch fills them (nothing
+ * to do where not stale); scan, on the device, the count of finite values
+ * whose bound exceeds thr and the largest bound of a finite value (0
+ * where none), refine's scan (ADM_ERR_NOT_FOUND where the device holds
+ * no bound for val). A later GPU evaluation fills a stale result's host
+ * arrays before it drops the device copy: they stay valid until
+ * adm_oracle_result_free, which forgets without filling. */
+int adm_o_cuda_stale(const double *val);
+adm_status adm_o_cuda_fetch(const double *val);
+adm_status adm_o_cuda_scan(const double *val, double thr, int64_t *blunt, double *maxb);
 /* The lines of a reduction or norm (oracle/line_fns.h) on the GPU, from
  * the host's fp64 inputs (total elements; per channel w, b; shift and
  * scale dense, NULL when absent) into host outputs; cond may be NULL. */

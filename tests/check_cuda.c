@@ -1309,6 +1309,138 @@ START_TEST(test_stats_resident)
 }
 END_TEST
 
+static int same_bits(const adm_tensor *a, const adm_tensor *b)
+{
+    int64_t n = adm_tensor_numel(a);
+    return n == adm_tensor_numel(b) && !memcmp(a->data, b->data, sizeof(double) * (size_t)n);
+}
+
+static int same_result(const adm_oracle_result *a, const adm_oracle_result *b)
+{
+    return same_bits(&a->value, &b->value) && same_bits(&a->bound, &b->bound) && a->has_cond == b->has_cond &&
+           (!a->has_cond || same_bits(&a->cond, &b->cond)) && !memcmp(&a->max_bound, &b->max_bound, 8);
+}
+
+/* The oracle's result kept on the device (adm_oracle_config.keep_on_device):
+ * the same bits as the one brought back, once fetched, by refinement or by
+ * a later evaluation; refinement's max bound scanned there; the resolve
+ * scale summed there equal to the host's (references of every device
+ * format, with NaN and Inf); and the judge refuses to read its host
+ * arrays while they are stale. _i: 0 linear+gelu (bf16), 1 gelu (fp32). */
+START_TEST(test_oracle_on_device)
+{
+    const adm_op *op = adm_op_find(_i == 0 ? "linear+gelu" : "gelu");
+    static const adm_dtype fmts[4] = {ADM_BF16, ADM_FP16, ADM_FP32, ADM_FP64};
+    adm_op_params p;
+    adm_tensor x, w, b, ref, cand;
+    int64_t xs[2] = {300, 256}, ws[2] = {200, 256}, bs[1] = {200};
+    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, &w, &b};
+    adm_oracle_config cfg;
+    adm_oracle *o;
+    adm_oracle_result rp, rr, rp2, rr2;
+    adm_judge_input ji;
+    adm_verdict v;
+    double scale = 0;
+    if (_i == 0) {
+        ck_assert_int_eq(adm_synth_gaussian(21, 1.0, ADM_BF16, 2, xs, &x), ADM_OK);
+        ck_assert_int_eq(adm_synth_gaussian(22, 1.0 / 16, ADM_BF16, 2, ws, &w), ADM_OK);
+        ck_assert_int_eq(adm_synth_gaussian(23, 0.02, ADM_BF16, 1, bs, &b), ADM_OK);
+    } else {
+        ck_assert_int_eq(adm_synth_gaussian(24, 3.0, ADM_FP32, 2, xs, &x), ADM_OK);
+        in[1] = in[2] = NULL;
+    }
+    ck_assert_int_eq(adm_op_params_parse(op, "{}", &p), ADM_OK);
+    adm_oracle_config_default(&cfg);
+    cfg.use_gpu = 1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &o), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &rp) == ADM_OK, "%s", adm_error_message());
+    ck_assert(rp.on_gpu && !adm_oracle_result_on_device(&rp));
+    adm_oracle_free(o);
+    cfg.keep_on_device = 1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &o), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &rr) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(adm_oracle_result_on_device(&rr), "the result came back to the host");
+    /* refinement's scan on the device: the host's max bound */
+    ck_assert_msg(!memcmp(&rr.max_bound, &rp.max_bound, 8), "max bound %.17g on the device, %.17g on the host",
+                  rr.max_bound, rp.max_bound);
+    resident_outputs(&rp.value, &ref, &cand);
+    memset(&ji, 0, sizeof ji);
+    ji.oracle = &rr.value;
+    ji.bound = &rr.bound;
+    ji.cond = &rr.cond;
+    ji.ref = &ref;
+    ji.cand = &cand;
+    ji.n_views = -1;
+    ck_assert_int_eq(adm_judge(&ji, NULL, &v), ADM_ERR_INTERNAL);
+    for (int f = 0; f < 4; f++) {
+        int64_t n = adm_tensor_numel(&rp.value);
+        double *r = malloc(sizeof(double) * (size_t)n), sh, sd = -1;
+        adm_tensor rf;
+        adm_h_stats_dev *dev = NULL;
+        ck_assert(r != NULL);
+        for (int64_t i = 0; i < n; i++) {
+            double vv = ((const double *)rp.value.data)[i];
+            r[i] = i % 97 == 5 ? NAN : i % 89 == 7 ? -INFINITY : vv * (1 + 0x1p-9 * (double)((i * 7919) % 17 - 8) / 8);
+        }
+        ck_assert_int_eq(adm_tensor_from_f64(&rf, fmts[f], 2, rp.value.shape, r, ADM_RNE, 0), ADM_OK);
+        sh = adm_judge_resolve_scale(&rp.value, &rf);
+        ck_assert_msg(adm_h_stats_dev_open(&rr.value, &rr.cond, &rf, &dev) == ADM_OK, "%s", adm_error_message());
+        ck_assert_msg(adm_h_stats_dev_borrowed(dev), "the session did not borrow the resident result");
+        ck_assert_msg(adm_h_stats_dev_resolve_scale(dev, &sd) == ADM_OK, "%s", adm_error_message());
+        printf("oracle on the device %s, reference %s: resolve scale %.17g (host %.17g)\n", adm_op_name(op),
+               adm_dtype_name(fmts[f]), sd, sh);
+        ck_assert_msg(!memcmp(&sd, &sh, 8) && sh > 0, "resolve scale %.17g on the device, %.17g on the host", sd, sh);
+        if (f == 0) scale = sh;
+        adm_h_stats_dev_free(dev);
+        adm_tensor_free(&rf);
+        free(r);
+    }
+    ck_assert(adm_oracle_result_on_device(&rr));
+    /* a refinement that re-bounds elements fetches, then does the host's work */
+    ck_assert_msg(adm_oracle_refine(o, op, &p, in, &rr, rr.max_bound / cfg.sharpness / 2) == ADM_OK, "%s",
+                  adm_error_message());
+    ck_assert_msg(adm_oracle_refine(o, op, &p, in, &rp, rp.max_bound / cfg.sharpness / 2) == ADM_OK, "%s",
+                  adm_error_message());
+    ck_assert(!adm_oracle_result_on_device(&rr));
+    ck_assert_msg(same_result(&rr, &rp), "refined on the host after the device's scan: not the plain result's bits");
+    /* one that needs nothing stays on the device */
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &rr2) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(adm_oracle_refine(o, op, &p, in, &rr2, scale) == ADM_OK, "%s", adm_error_message());
+    ck_assert(adm_oracle_result_on_device(&rr2));
+    ck_assert_msg(adm_oracle_result_fetch(&rr2) == ADM_OK, "%s", adm_error_message());
+    ck_assert(!adm_oracle_result_on_device(&rr2));
+    adm_oracle_free(o);
+    cfg.keep_on_device = 0;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &o), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &rp2) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(same_result(&rr2, &rp2), "fetched: not the plain result's bits");
+    adm_oracle_result_free(&rr2);
+    /* a later evaluation fills a resident result's host arrays before it takes the device */
+    adm_oracle_free(o);
+    cfg.keep_on_device = 1;
+    ck_assert_int_eq(adm_oracle_create(&cfg, &o), ADM_OK);
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &rr2) == ADM_OK, "%s", adm_error_message());
+    ck_assert(adm_oracle_result_on_device(&rr2));
+    adm_oracle_result_free(&rp2);
+    ck_assert_msg(adm_oracle_eval(o, op, &p, in, &rp2) == ADM_OK, "%s", adm_error_message());
+    ck_assert(!adm_oracle_result_on_device(&rr2) && adm_oracle_result_on_device(&rp2));
+    ck_assert_msg(adm_oracle_result_fetch(&rp2) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(same_result(&rr2, &rp2), "filled by a later evaluation: not the plain result's bits");
+    adm_oracle_result_free(&rr2);
+    adm_oracle_result_free(&rp2);
+    adm_oracle_result_free(&rr);
+    adm_oracle_result_free(&rp);
+    adm_oracle_free(o);
+    adm_tensor_free(&ref);
+    adm_tensor_free(&cand);
+    adm_tensor_free(&x);
+    if (_i == 0) {
+        adm_tensor_free(&w);
+        adm_tensor_free(&b);
+    }
+}
+END_TEST
+
 START_TEST(test_module)
 {
     const char *env = getenv("ADM_CUDA_MODULE");
@@ -1401,6 +1533,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_loop_test(tc, test_stats, 0, (int)(sizeof stats_shapes / sizeof stats_shapes[0]));
     tcase_add_test(tc, test_stats_resident);
+    tcase_add_loop_test(tc, test_oracle_on_device, 0, 2);
     tcase_add_loop_test(tc, test_stats_scan, 0, (int)(sizeof scan_formats / sizeof scan_formats[0]));
     suite_add_tcase(s, tc);
     tc = tcase_create("Twins");
