@@ -30,7 +30,7 @@ extern "C" {
 #endif
 
 /* Raise on any change to either table or to a structure that crosses. */
-#define ADM_CUDA_MODULE_ABI 10
+#define ADM_CUDA_MODULE_ABI 11
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 
@@ -111,6 +111,16 @@ int adm_o_cuda_stale(const double *val);
  * over a session's oracle values and reference: 3 doubles a block of
  * ADM_SE_SCALE_BLK elements into part, in block order. */
 adm_status adm_stats_cuda_scale(void *sess, double *part);
+/* Gate 5 on the device (harness/stat_elem.h adm_se_flip) over the
+ * session's oracle, reference and last candidate: reader's scale set
+ * there for a quantize reader (max |o| over the finite values over
+ * reader.maxf, 1 where that is 0); cnt: ties, decisions, the reference's
+ * and the candidate's flips. */
+typedef struct adm_stats_flip_desc {
+    int kind, fmt, has_nan; /* harness/stat_elem.h's adm_se_reader, but its scale */
+    double threshold, maxf;
+} adm_stats_flip_desc;
+adm_status adm_stats_cuda_flip(void *sess, const adm_stats_flip_desc *d, int64_t *cnt);
 
 /* The module's side of adm_cuda_warm_start (core/cuda.cu): the device
  * selected where device >= 0 (on the calling thread), its context
@@ -170,6 +180,7 @@ typedef struct adm_cuda_module {
     adm_status (*o_fetch)(const double *val);
     adm_status (*o_scan)(const double *val, double thr, int64_t *blunt, double *maxb);
     adm_status (*stats_scale)(void *sess, double *part);
+    adm_status (*stats_flip)(void *sess, const adm_stats_flip_desc *d, int64_t *cnt);
 } adm_cuda_module;
 
 /* The module's one exported function: its table, or NULL when host is

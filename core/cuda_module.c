@@ -113,6 +113,7 @@ static const adm_cuda_module table = {
     adm_o_cuda_fetch,
     adm_o_cuda_scan,
     adm_stats_cuda_scale,
+    adm_stats_cuda_flip,
 };
 
 const adm_cuda_module *adm_cuda_module_open(const adm_cuda_host *h);
