@@ -55,6 +55,9 @@
  * s = add_up(s, mul_up(p, p)) in k order, then sqrt_up, the bits of
  * the one-row chain (squares and sums are never -0: adm_nextup_nn, no
  * branch, so that the chains of NORM_ROWS rows run side by side). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 static void row_norms(const double *rows, int64_t n, int64_t K, double *out)
 {
     int64_t r0 = 0;
@@ -62,6 +65,7 @@ static void row_norms(const double *rows, int64_t n, int64_t K, double *out)
         const double *p = rows + r0 * K;
         double s[NORM_ROWS] = {0};
         for (int64_t k = 0; k < K; k++)
+            ADM_SIMD
             for (int r = 0; r < NORM_ROWS; r++)
                 s[r] = adm_nextup_nn(s[r] + adm_nextup_nn(p[r * K + k] * p[r * K + k]));
         for (int r = 0; r < NORM_ROWS; r++) out[r0 + r] = adm_sqrt_up(s[r]);
