@@ -54,7 +54,8 @@
 /* ||row||_2 of each of n rows of length K, rounded so as to be >= exact:
  * s = add_up(s, mul_up(p, p)) in k order, then sqrt_up, the bits of
  * the one-row chain (squares and sums are never -0: adm_nextup_nn, no
- * branch, so that the chains of NORM_ROWS rows run side by side). */
+ * branch, so that the chains of NORM_ROWS rows run side by side: in the
+ * AVX-512 clone as one vector, the rows' values gathered). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
