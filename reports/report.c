@@ -834,6 +834,18 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
                         json_object_set_new(ko, "variance_ratio_dof",
                                             json_pack("[o,o]", num(bt->f_dof1), num(bt->f_dof2)));
                     }
+                    if (bt->ulps_applicable) { /* the group statistics' tests in ulps (GATES.md, gate 2) */
+                        json_t *uo = json_object();
+                        json_object_set_new(uo, "difference", num(bt->u_diff));
+                        json_object_set_new(uo, "standard_error", num(bt->u_se));
+                        json_object_set_new(uo, "t", num(bt->u_t));
+                        json_object_set_new(uo, "dof", num(bt->u_dof));
+                        json_object_set_new(uo, "variance_ratio", num(bt->u_f));
+                        json_object_set_new(uo, "variance_ratio_quantile", num(bt->u_f_quantile));
+                        json_object_set_new(uo, "variance_ratio_dof",
+                                            json_pack("[o,o]", num(bt->u_f_dof1), num(bt->u_f_dof2)));
+                        json_object_set_new(ko, "ulps", uo);
+                    }
                     json_object_set_new(ko, "detect", num(bt->detect));
                     json_object_set_new(so, adm_bias_kind_name(k), ko);
                 }

@@ -70,31 +70,40 @@ PY
 checks=$((checks + 1))
 expect 1 "pooled (2 captures)" "sequential" -- "$admit" replay "$cap" "$cap" --claim sequential=lossless
 
-# The group statistics' two tests in the JSON report (GATES.md, gate 2):
-# every applicable per-channel and per-row statistic gives its variance
-# ratio beside t; the global ones do not; a failed group statistic failed
-# one of the two tests, a passed one neither (beyond its floor)
+# The group statistics' tests in the JSON report (GATES.md, gate 2): every
+# applicable per-channel and per-row statistic gives its variance ratio
+# beside t, and the same two tests in ulps ("ulps"); the global ones do
+# not; a failed group statistic failed one of the four tests, a passed one
+# none (beyond its floor); fp8_operand's per-token gain fails by the tests
+# in ulps alone
 expect 1 "fp8_operand" -- "$admit" replay "$src/captures/data/flux_fc1_gelu_small.h5" --claim fp8_operand=lossless --json groups.json
 /usr/bin/python3 - groups.json <<'PY' || { echo "FAIL: groups.json"; fails=$((fails + 1)); }
 import json, sys
 rows = json.load(open(sys.argv[1]))["results"]
-failed = 0
+failed = by_ulps_alone = 0
 for r in rows:
     b = r["bias"]
     for k, t in b["global"].items():
-        assert "variance_ratio" not in t, (r["candidate"], k)
+        assert "variance_ratio" not in t and "ulps" not in t, (r["candidate"], k)
     for sc in ("channel", "row"):
         for k, t in b[sc].items():
             if not t["applicable"]:
                 continue
             q, f, dof = t["variance_ratio_quantile"], t["variance_ratio"], t["variance_ratio_dof"]
             assert q > 1 and len(dof) == 2 and dof[0] > 0, (r["candidate"], sc, k, t)
+            u = t["ulps"]
+            assert u["variance_ratio_quantile"] > 1 and u["dof"] > 0 and u["t"] > 1, (r["candidate"], sc, k, u)
             by_t = t["difference"] > t["t"] * t["standard_error"]
             by_f = f > q
+            by_u = u["difference"] > u["t"] * u["standard_error"] or u["variance_ratio"] > u["variance_ratio_quantile"]
             beyond = t["excess"] > t["floor"]
-            assert t["failed"] == ((by_t or by_f) and beyond), (r["candidate"], sc, k, t)
+            assert t["failed"] == ((by_t or by_f or by_u) and beyond), (r["candidate"], sc, k, t)
             failed += t["failed"]
+            by_ulps_alone += t["failed"] and not (by_t or by_f)
+            if r["candidate"] == "fp8_operand" and (sc, k) == ("row", "gain"):
+                assert t["failed"] and not (by_t or by_f), ("fp8_operand's per-token gain", t)
 assert failed >= 2, "fp8_operand's and truncate's group leans went unseen"
+assert by_ulps_alone >= 1, "no group statistic failed by its tests in ulps alone"
 PY
 checks=$((checks + 1))
 
