@@ -971,8 +971,9 @@ END_TEST
  * GEMM, on 10 seeds. The spread of L^2 - v across 4 rows has 3 degrees of
  * freedom (t = 23 at the statistic's whole share): that test alone rejects
  * it on none; the variance ratio (each row's own variance pooled over the
- * rows: h2 of 130-250 degrees of freedom, h1 of 2-4) on 6. Asserted: 5 or
- * more, and at most 1 by the spread test. Without the gain (the exact
+ * rows: h2 of 130-250 degrees of freedom, h1 of 2-4) on 6, and with the
+ * same tests in ulps on 8. Asserted: 5 or more, and at most 1 by the
+ * spread test. Without the gain (the exact
  * output rounded once) no bias statistic fires. */
 START_TEST(test_bias_row_gain_few_tokens)
 {
