@@ -172,6 +172,17 @@ double adm_h_scale_from_blocks(const double *part, int64_t nb);
 adm_status adm_h_stats_dev_flip(adm_h_stats_dev *d, const adm_judge_input *in, const adm_reader *rd, int64_t cnt[4]);
 /* The reader in stat_elem.h's form, at the quantize scale `scale`. */
 adm_se_reader adm_h_se_reader(const adm_reader *rd, double scale);
+/* An oracle result made sharp to the reference's error scale (replay and
+ * run): where it is on the device (keep_on_device) and a GPU session
+ * (opened here into *sdev) measures every candidate, the resolve scale
+ * there and the result left there; else fetched, and the scale on the
+ * host; then refined. *sdev NULL where no session stands for the final
+ * values (the caller opens one after, as without). */
+struct adm_oracle;
+struct adm_oracle_result;
+adm_status adm_h_oracle_sharpen(struct adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                                const adm_tensor *const *in, struct adm_oracle_result *orc, const adm_tensor *ref,
+                                const adm_tensor *const *cands, int nc, adm_h_stats_dev **sdev);
 /* 1 where val's host arrays are stale, the oracle's result on the device
  * (oracle/oracle_internal.h): whatever reads them on the host refuses. */
 int adm_o_cuda_stale(const double *val);

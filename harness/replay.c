@@ -18,21 +18,49 @@ void adm_replay_result_free(adm_replay_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* 1 where the GPU session judges every candidate of the capture (else
- * the host's statistics read the oracle there). */
-static int serves_all(const adm_h_stats_dev *d, const adm_capture *c, const adm_oracle_result *orc,
-                      const adm_tensor *ref)
+adm_status adm_h_oracle_sharpen(adm_oracle *o, const adm_op *op, const adm_op_params *p,
+                                const adm_tensor *const *in, adm_oracle_result *orc, const adm_tensor *ref,
+                                const adm_tensor *const *cands, int nc, adm_h_stats_dev **sdev)
 {
-    for (int k = 0; k < adm_capture_candidate_count(c); k++) {
-        adm_judge_input in;
-        memset(&in, 0, sizeof in);
-        in.oracle = &orc->value;
-        in.cond = orc->has_cond ? &orc->cond : NULL;
-        in.ref = ref;
-        in.cand = adm_capture_candidate(c, k).tensor;
-        if (!adm_h_stats_dev_serves(d, &in)) return 0;
+    double scale = 0, tt = adm_trace_ms();
+    int have_scale = 0;
+    *sdev = NULL;
+    if (adm_oracle_result_on_device(orc)) {
+        int all = 1;
+        ADM_TRY(adm_h_stats_dev_try(&orc->value, orc->has_cond ? &orc->cond : NULL, ref, sdev));
+        for (int k = 0; k < nc && *sdev && all; k++) {
+            adm_judge_input ji;
+            memset(&ji, 0, sizeof ji);
+            ji.oracle = &orc->value;
+            ji.cond = orc->has_cond ? &orc->cond : NULL;
+            ji.ref = ref;
+            ji.cand = cands[k];
+            all = adm_h_stats_dev_serves(*sdev, &ji);
+        }
+        if (*sdev && all) {
+            ADM_TRY(adm_h_stats_dev_resolve_scale(*sdev, &scale));
+            have_scale = 1;
+        } else {
+            adm_h_stats_dev_free(*sdev);
+            *sdev = NULL;
+            ADM_TRY(adm_oracle_result_fetch(orc));
+        }
+        adm_trace_part("oracle.resolve_scale_device", tt, -1);
     }
-    return 1;
+    if (!have_scale) {
+        tt = adm_trace_ms();
+        scale = adm_judge_resolve_scale(&orc->value, ref);
+        adm_trace_part("oracle.resolve_scale", tt, -1);
+    }
+    tt = adm_trace_ms();
+    ADM_TRY(adm_oracle_refine(o, op, p, in, orc, scale));
+    /* refinement fetched and changed the values: the session's copy is old */
+    if (*sdev && !adm_oracle_result_on_device(orc)) {
+        adm_h_stats_dev_free(*sdev);
+        *sdev = NULL;
+    }
+    adm_trace_part("oracle.refine", tt, -1);
+    return ADM_OK;
 }
 
 ADM_FPENV_BODY
@@ -68,11 +96,9 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
     if (op) {
         adm_op_params p;
         const adm_tensor *in[ADM_OP_MAX_INPUTS] = {0};
-        double scale;
         if ((st = adm_op_params_parse(op, adm_capture_params(c), &p)) != ADM_OK) goto fail_prefix;
         for (int i = 0; i < adm_op_input_count(op); i++) in[i] = adm_capture_find_input(c, adm_op_input_name(op, i));
         double tt = adm_trace_ms();
-        int have_scale = 0;
         adm_oracle_config kc;
         /* on the GPU the oracle's result stays there for the statistics
          * (adm_oracle_config.keep_on_device), fetched only where something
@@ -84,33 +110,9 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
         if ((st = adm_oracle_create(ocfg ? &kc : NULL, &o)) != ADM_OK) goto fail_prefix;
         if ((st = adm_oracle_eval(o, op, &p, in, &orc)) != ADM_OK) goto fail_prefix;
         adm_trace_part("replay.oracle_eval", tt, -1);
-        if (adm_oracle_result_on_device(&orc)) {
-            tt = adm_trace_ms();
-            if ((st = adm_h_stats_dev_try(&orc.value, orc.has_cond ? &orc.cond : NULL, ref, &sdev)) != ADM_OK)
-                goto fail_prefix;
-            if (sdev && serves_all(sdev, c, &orc, ref)) {
-                if ((st = adm_h_stats_dev_resolve_scale(sdev, &scale)) != ADM_OK) goto fail_prefix;
-                have_scale = 1;
-            } else {
-                adm_h_stats_dev_free(sdev);
-                sdev = NULL;
-                if ((st = adm_oracle_result_fetch(&orc)) != ADM_OK) goto fail_prefix;
-            }
-            adm_trace_part("replay.resolve_scale_device", tt, -1);
-        }
-        if (!have_scale) {
-            tt = adm_trace_ms();
-            scale = adm_judge_resolve_scale(&orc.value, ref);
-            adm_trace_part("replay.resolve_scale", tt, -1);
-        }
-        tt = adm_trace_ms();
-        if ((st = adm_oracle_refine(o, op, &p, in, &orc, scale)) != ADM_OK) goto fail_prefix;
-        /* refinement fetched and changed the values: the session's copy is old */
-        if (sdev && !adm_oracle_result_on_device(&orc)) {
-            adm_h_stats_dev_free(sdev);
-            sdev = NULL;
-        }
-        adm_trace_part("replay.oracle_refine", tt, -1);
+        if (!(cands = calloc((size_t)nc, sizeof *cands))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+        for (int k = 0; k < nc; k++) cands[k] = adm_capture_candidate(c, k).tensor;
+        if ((st = adm_h_oracle_sharpen(o, op, &p, in, &orc, ref, cands, nc, &sdev)) != ADM_OK) goto fail_prefix;
         ov = &orc.value;
         ob = &orc.bound;
         oc = orc.has_cond ? &orc.cond : NULL;
@@ -151,7 +153,10 @@ static adm_status harness_replay_body(const adm_capture *c, const adm_oracle_con
     }
     /* on the CPU: every candidate's statistics in one pass over the outputs */
     if (!sdev && adm_tensor_numel(ov) > 0) {
-        if (!(cands = calloc((size_t)nc, sizeof *cands))) { st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory"); goto done; }
+        if (!cands && !(cands = calloc((size_t)nc, sizeof *cands))) {
+            st = ADM_FAIL(ADM_ERR_NOMEM, "out of memory");
+            goto done;
+        }
         for (int k = 0; k < nc; k++) cands[k] = adm_capture_candidate(c, k).tensor;
         if ((st = adm_h_stats_batch_open(ov, oc, ref, cands, nc, &sbat)) != ADM_OK) goto fail_prefix;
     }

@@ -260,37 +260,15 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
      * rule, harness/replay.c: a top-k reader reads it on the host) */
     {
         adm_oracle_config kc;
-        double scale = 0;
-        int have_scale = 0;
         if (ocfg) {
             kc = *ocfg;
             kc.keep_on_device = ocfg->use_gpu && !(reader && reader->kind == ADM_READER_TOPK);
         }
         if ((st = adm_oracle_create(ocfg ? &kc : NULL, &o)) != ADM_OK) goto done;
         if ((st = adm_oracle_eval(o, op, p, inputs, &orc)) != ADM_OK) goto done;
-        if (adm_oracle_result_on_device(&orc)) {
-            adm_judge_input si;
-            memset(&si, 0, sizeof si);
-            si.oracle = &orc.value;
-            si.cond = orc.has_cond ? &orc.cond : NULL;
-            si.ref = &r;
-            si.cand = &c;
-            if ((st = adm_h_stats_dev_try(si.oracle, si.cond, &r, &sdev)) != ADM_OK) goto done;
-            if (sdev && adm_h_stats_dev_serves(sdev, &si)) {
-                if ((st = adm_h_stats_dev_resolve_scale(sdev, &scale)) != ADM_OK) goto done;
-                have_scale = 1;
-            } else {
-                adm_h_stats_dev_free(sdev);
-                sdev = NULL;
-                if ((st = adm_oracle_result_fetch(&orc)) != ADM_OK) goto done;
-            }
-        }
-        if (!have_scale) scale = adm_judge_resolve_scale(&orc.value, &r);
-        if ((st = adm_oracle_refine(o, op, p, inputs, &orc, scale)) != ADM_OK) goto done;
-        /* refinement fetched and changed the values: the session's copy is old */
-        if (sdev && !adm_oracle_result_on_device(&orc)) {
-            adm_h_stats_dev_free(sdev);
-            sdev = NULL;
+        {
+            const adm_tensor *cands[1] = {&c};
+            if ((st = adm_h_oracle_sharpen(o, op, p, inputs, &orc, &r, cands, 1, &sdev)) != ADM_OK) goto done;
         }
     }
     t0 = adm_h_now();
