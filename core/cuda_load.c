@@ -10,13 +10,12 @@
 #include "adm_cuda_module.h"
 #include "adm_trace.h"
 
-#include <string.h>
-
 #ifdef ADM_HAVE_CUDA
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static const adm_cuda_host host = {

@@ -10,7 +10,8 @@
  * compute with gives this host's libm's bits on every fp32 input, on the
  * host and on the device. Exits 77 (skipped) where no GPU is usable,
  * after case Module, which needs none: the CUDA code is a module loaded on
- * first GPU use (core/adm_cuda_module.h), never before. CK_RUN_CASE picks
+ * first GPU use (core/adm_cuda_module.h), never before, each of whose
+ * parts is found by name and refused from another build. CK_RUN_CASE picks
  * one case; ci/gpu-test runs them on a GPU machine. */
 #include "adm_core.h"
 #include "adm_cuda.h"
