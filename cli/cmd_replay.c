@@ -431,11 +431,11 @@ int adm_cmd_replay(int argc, char **argv)
             judged_n += judged[f].res.n;
         }
         if (use_gpu) {
-            char where[512];
+            char where[768];
             snprintf(where, sizeof where, "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op; "
-                     "statistics (gates 1 and 2): the GPU for %d of %d candidates "
-                     "(contiguous bf16, fp16, fp32 and fp64 outputs), the CPU for the others; other gates (special "
-                     "values, strides, flips, exactness): the CPU", on_gpu, judged_n);
+                     "statistics (gates 1 and 2) and the scans of special values and exactness: the GPU for %d of "
+                     "%d candidates (contiguous bf16, fp16, fp32 and fp64 outputs), the CPU for the others; "
+                     "strides: the CPU", on_gpu, judged_n);
             adm_cli_report_context(rep, "device", where);
         }
         if (adm_report_add_timing(rep, "read", t[0]) != ADM_OK || adm_report_add_timing(rep, "oracle", t[1]) != ADM_OK ||

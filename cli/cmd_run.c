@@ -225,10 +225,11 @@ int adm_cmd_run(int argc, char **argv)
         if ((rc = adm_cli_resolve_device("run", device, &use_gpu, why, sizeof why)) != ADM_EXIT_OK) goto done;
     }
     {
-        char line[512];
+        char line[768];
         if (use_gpu)
             snprintf(line, sizeof line, "oracle: the GPU (cuBLAS DGEMM + CUDA) for every op; "
-                     "statistics (gates 1 and 2): the GPU for %d of %d candidates, the CPU for the others; "
+                     "statistics (gates 1 and 2), the scans of special values and exactness and a quantize or "
+                     "threshold reader's flips: the GPU for %d of %d candidates, the CPU for the others; "
                      "implementations, probes, views and the other gates: where each runs", on_gpu, nc);
         else
             snprintf(line, sizeof line, "oracle and gates: the CPU%s", why);

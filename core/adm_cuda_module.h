@@ -39,7 +39,7 @@ extern "C" {
 
 /* Raise on any change to the host table or to a structure that crosses
  * in it; each part has its own version. */
-#define ADM_CUDA_MODULE_ABI 11
+#define ADM_CUDA_MODULE_ABI 12
 #define ADM_CUDA_MODULE_FILE "libadmit_cuda.so"
 #define ADM_CUDA_MODULE_ENTRY "adm_cuda_module_open"
 /* A part named NAME is the module's exported function

@@ -267,22 +267,21 @@ static void gate_special(const adm_judge_input *in, const adm_h_reader *rd, cons
 
 /* ------------------------------------------------------------ gate 5 */
 
-/* Decisions of the reader on x; ties where the oracle is within its
- * rounding distance (half an ulp of the output format) of a boundary. */
-static int decide(const adm_reader *rd, double x, double scale)
+/* The reader's decisions: harness/stat_elem.h (adm_se_decide, adm_se_flip),
+ * shared with the GPU; ties where the oracle is within its rounding
+ * distance (half an ulp of the output format) of a boundary. */
+adm_se_reader adm_h_se_reader(const adm_reader *rd, double scale)
 {
-    if (rd->kind == ADM_READER_THRESHOLD) return x > rd->threshold;
-    {
-        uint64_t b = 0;
-        adm_format_encode(rd->format, x / scale, ADM_RNE, ADM_CVT_SATFINITE, &b);
-        return (int)b;
-    }
-}
-
-static int near_boundary(const adm_reader *rd, double o, double scale, double dist)
-{
-    if (rd->kind == ADM_READER_THRESHOLD) return fabs(o - rd->threshold) <= dist;
-    return decide(rd, o - dist, scale) != decide(rd, o + dist, scale);
+    adm_se_reader s;
+    const adm_format_info *f = rd->kind == ADM_READER_QUANTIZE ? adm_format_get(rd->format) : NULL;
+    memset(&s, 0, sizeof s);
+    s.kind = rd->kind;
+    s.fmt = rd->format;
+    s.has_nan = f ? f->has_nan : 0;
+    s.maxf = f ? f->max_finite : 0;
+    s.threshold = rd->threshold;
+    s.scale = scale;
+    return s;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -302,16 +301,37 @@ static adm_status gate_flip(const adm_judge_input *in, const adm_h_reader *rd, c
         adm_h_note_gate(v, ADM_GATE_FLIP, "no downstream reader declared");
         return ADM_OK;
     }
-    if (n > 0 && adm_o_cuda_stale(o))
-        return ADM_FAIL(ADM_ERR_INTERNAL, "judge: the flip rate reads the oracle's values on the host, which are on "
-                        "the device only (adm_oracle_result_fetch)");
-    for (int64_t i = 0; i < n; i++)
-        if (isfinite(o[i])) amax = fmax(amax, fabs(o[i]));
-    if (rdr->kind == ADM_READER_QUANTIZE) scale = amax > 0 ? amax / adm_format_get(rdr->format)->max_finite : 1;
-    if (rdr->kind == ADM_READER_TOPK) {
+    if (rdr->kind != ADM_READER_TOPK) {
+        int64_t cnt[4] = {0, 0, 0, 0};
+        adm_status st = adm_h_stats_dev_flip(in->stats_dev, in, rdr, cnt);
+        if (st == ADM_ERR_UNSUPPORTED) {
+            adm_error_clear();
+            if (n > 0 && adm_o_cuda_stale(o))
+                return ADM_FAIL(ADM_ERR_INTERNAL, "judge: the flip rate reads the oracle's values on the host, "
+                                "which are on the device only (adm_oracle_result_fetch)");
+            for (int64_t i = 0; i < n; i++)
+                if (isfinite(o[i])) amax = fmax(amax, fabs(o[i]));
+            if (rdr->kind == ADM_READER_QUANTIZE)
+                scale = amax > 0 ? amax / adm_format_get(rdr->format)->max_finite : 1;
+            {
+                adm_se_reader sr = adm_h_se_reader(rdr, scale);
+                adm_dtype rdt = in->ref->dtype;
+                for (int64_t i = 0; i < n; i++) adm_se_flip(&sr, rdt, o[i], adm_h_at(rd, i), adm_h_at(cd, i), cnt);
+            }
+        } else if (st != ADM_OK) {
+            return st;
+        }
+        v->ties = cnt[0];
+        v->decisions = cnt[1];
+        v->flips_r = cnt[2];
+        v->flips_c = cnt[3];
+    } else {
         int64_t N = in->oracle->shape[in->oracle->ndim - 1], R = N ? n / N : 0, k = rdr->k < N ? rdr->k : N;
-        double *buf = adm_h_calloc((size_t)(N + 1), sizeof *buf);
-        if (!buf)
+        double *buf;
+        if (n > 0 && adm_o_cuda_stale(o))
+            return ADM_FAIL(ADM_ERR_INTERNAL, "judge: the top-k reader reads the oracle's values on the host, "
+                            "which are on the device only (adm_oracle_result_fetch)");
+        if (!(buf = adm_h_calloc((size_t)(N + 1), sizeof *buf)))
             return ADM_FAIL(ADM_ERR_NOMEM, "judge: out of memory for the top-%d reader over rows of %lld", rdr->k,
                             (long long)N);
         for (int64_t r = 0; r < R; r++) {
@@ -338,16 +358,6 @@ static adm_status gate_flip(const adm_judge_input *in, const adm_h_reader *rd, c
             }
         }
         free(buf);
-    } else {
-        for (int64_t i = 0; i < n; i++) {
-            double r = adm_h_at(rd, i), c = adm_h_at(cd, i);
-            double dist = adm_format_ulp(in->ref->dtype, o[i]) / 2;
-            if (!isfinite(o[i])) continue;
-            if (near_boundary(rdr, o[i], scale, dist)) { v->ties++; continue; }
-            v->decisions++;
-            v->flips_r += decide(rdr, r, scale) != decide(rdr, o[i], scale);
-            v->flips_c += decide(rdr, c, scale) != decide(rdr, o[i], scale);
-        }
     }
     v->gate[ADM_GATE_FLIP].applicable = rdr->declared;
     v->ev.flips_r = (double)v->flips_r;

@@ -162,6 +162,16 @@ void adm_h_stats_dev_free(adm_h_stats_dev *d);
  * by adm_h_scale_from_blocks, the host's sum of nb blocks' 3 sums). */
 adm_status adm_h_stats_dev_resolve_scale(adm_h_stats_dev *d, double *scale);
 double adm_h_scale_from_blocks(const double *part, int64_t nb);
+/* Gate 5's counts (ties, decisions, the reference's and the candidate's
+ * flips) for a quantize or threshold reader on the device, over the
+ * candidate the session measured last (adm_h_stats_dev_raw): the host's
+ * (harness/stat_elem.h, adm_se_flip; the quantize scale from the max |o|
+ * of the finite values, a max in any order). ADM_ERR_UNSUPPORTED, no
+ * error set, where the session cannot (no session, a top-k reader,
+ * another candidate). */
+adm_status adm_h_stats_dev_flip(adm_h_stats_dev *d, const adm_judge_input *in, const adm_reader *rd, int64_t cnt[4]);
+/* The reader in stat_elem.h's form, at the quantize scale `scale`. */
+adm_se_reader adm_h_se_reader(const adm_reader *rd, double scale);
 /* 1 where val's host arrays are stale, the oracle's result on the device
  * (oracle/oracle_internal.h): whatever reads them on the host refuses. */
 int adm_o_cuda_stale(const double *val);

@@ -255,10 +255,44 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     out->seconds[1] = t1 - t0;
     adm_trace_part("run.impl_candidate", tt, -1);
     tt = adm_trace_ms();
-    /* the oracle, sharp to the reference's error scale */
-    if ((st = adm_oracle_create(ocfg, &o)) != ADM_OK) goto done;
-    if ((st = adm_oracle_eval(o, op, p, inputs, &orc)) != ADM_OK) goto done;
-    if ((st = adm_oracle_refine(o, op, p, inputs, &orc, adm_judge_resolve_scale(&orc.value, &r))) != ADM_OK) goto done;
+    /* the oracle, sharp to the reference's error scale; on the GPU its
+     * result stays there where every gate can read it there (replay's
+     * rule, harness/replay.c: a top-k reader reads it on the host) */
+    {
+        adm_oracle_config kc;
+        double scale = 0;
+        int have_scale = 0;
+        if (ocfg) {
+            kc = *ocfg;
+            kc.keep_on_device = ocfg->use_gpu && !(reader && reader->kind == ADM_READER_TOPK);
+        }
+        if ((st = adm_oracle_create(ocfg ? &kc : NULL, &o)) != ADM_OK) goto done;
+        if ((st = adm_oracle_eval(o, op, p, inputs, &orc)) != ADM_OK) goto done;
+        if (adm_oracle_result_on_device(&orc)) {
+            adm_judge_input si;
+            memset(&si, 0, sizeof si);
+            si.oracle = &orc.value;
+            si.cond = orc.has_cond ? &orc.cond : NULL;
+            si.ref = &r;
+            si.cand = &c;
+            if ((st = adm_h_stats_dev_try(si.oracle, si.cond, &r, &sdev)) != ADM_OK) goto done;
+            if (sdev && adm_h_stats_dev_serves(sdev, &si)) {
+                if ((st = adm_h_stats_dev_resolve_scale(sdev, &scale)) != ADM_OK) goto done;
+                have_scale = 1;
+            } else {
+                adm_h_stats_dev_free(sdev);
+                sdev = NULL;
+                if ((st = adm_oracle_result_fetch(&orc)) != ADM_OK) goto done;
+            }
+        }
+        if (!have_scale) scale = adm_judge_resolve_scale(&orc.value, &r);
+        if ((st = adm_oracle_refine(o, op, p, inputs, &orc, scale)) != ADM_OK) goto done;
+        /* refinement fetched and changed the values: the session's copy is old */
+        if (sdev && !adm_oracle_result_on_device(&orc)) {
+            adm_h_stats_dev_free(sdev);
+            sdev = NULL;
+        }
+    }
     t0 = adm_h_now();
     out->seconds[2] = t0 - t1;
     adm_trace_part("run.oracle", tt, -1);
@@ -344,12 +378,16 @@ static adm_status harness_run_body(const adm_op *op, const adm_op_params *p, con
     ji.seconds = out->seconds + 4;
     /* with the oracle on the GPU, gates 1 and 2's statistics too where the
      * outputs allow (replay's rule: harness/replay.c) */
-    if (ocfg && ocfg->use_gpu && adm_tensor_numel(&orc.value) > 0) {
+    if (!sdev && ocfg && ocfg->use_gpu && adm_tensor_numel(&orc.value) > 0) {
         if ((st = adm_h_stats_dev_try(&orc.value, orc.has_cond ? &orc.cond : NULL, &r, &sdev)) != ADM_OK) goto done;
         adm_trace_part("run.stats_open", tt, -1);
         tt = adm_trace_ms();
+    }
+    if (sdev) {
         ji.stats_dev = sdev;
         out->stats_device = adm_h_stats_dev_serves(sdev, &ji);
+        /* refinement's max bound is the judge's (over finite values): taken once */
+        adm_h_stats_dev_keep_max_bound(sdev, &ji, orc.max_bound);
     }
     st = adm_judge(&ji, gcfg, &out->verdict);
     if (adm_trace_on()) {

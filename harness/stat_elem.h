@@ -390,4 +390,53 @@ ADM_SE_FN void adm_se_scale_add(adm_dtype dt, double o, double r, double *ADM_SE
     acc[2] += 1;
 }
 
+/* Gate 5's reader on one element, for the quantize and threshold readers
+ * (harness/gates.c on the host, harness/stats_cuda.cu on the device):
+ * threshold: x > t; quantize: x / scale encoded into fmt (RNE,
+ * saturating), as adm_format_encode's bits would compare: the key is the
+ * rounded magnitude's bits and the sign, equal exactly where the encodings
+ * are (a NaN encodes as its sign and the format's NaN, or, in a format
+ * without NaN, fails and reads as +0's bits 0; an infinite quotient
+ * saturates to the largest finite). */
+typedef struct adm_se_reader {
+    int kind; /* ADM_READER_QUANTIZE or ADM_READER_THRESHOLD */
+    int fmt, has_nan;
+    double threshold, scale, maxf;
+} adm_se_reader;
+
+ADM_SE_FN uint64_t adm_se_decide(const adm_se_reader *rd, double x)
+{
+    uint64_t s;
+    double v;
+    if (rd->kind == ADM_READER_THRESHOLD) return x > rd->threshold;
+    x = x / rd->scale;
+    s = signbit(x) ? 1 : 0;
+    if (isnan(x)) return rd->has_nan ? (~(uint64_t)1) | s : 0;
+    v = isinf(x) ? rd->maxf : adm_se_round((adm_dtype)rd->fmt, x);
+    return (adm_se_bits(fabs(v)) << 1) | s;
+}
+
+/* One element's part of gate 5: cnt[0] ties (the oracle within half an
+ * ulp of the reference's format of a boundary), cnt[1] decisions, cnt[2]
+ * and cnt[3] the reference's and the candidate's flips against the
+ * oracle's decision; nothing where the oracle is not finite. */
+ADM_SE_FN void adm_se_flip(const adm_se_reader *rd, adm_dtype ref_dt, double o, double r, double c, int64_t *cnt)
+{
+    double dist;
+    uint64_t dO;
+    int near;
+    if (!isfinite(o)) return;
+    dist = adm_se_ulp(ref_dt, o) / 2;
+    near = rd->kind == ADM_READER_THRESHOLD ? fabs(o - rd->threshold) <= dist
+                                            : adm_se_decide(rd, o - dist) != adm_se_decide(rd, o + dist);
+    if (near) {
+        cnt[0]++;
+        return;
+    }
+    dO = adm_se_decide(rd, o);
+    cnt[1]++;
+    cnt[2] += adm_se_decide(rd, r) != dO;
+    cnt[3] += adm_se_decide(rd, c) != dO;
+}
+
 #endif

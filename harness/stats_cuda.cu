@@ -401,6 +401,37 @@ __global__ void scale_blocks(const double *o, const void *ref, adm_dtype ref_dt,
     }
 }
 
+/* The largest |o| of the finite values, as the bits of a non-negative
+ * double (which order as the doubles: atomicMax is the max). */
+__global__ void finite_amax(const double *o, int64_t n, unsigned long long *out)
+{
+    unsigned long long m = 0;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        if (isfinite(o[i])) {
+            unsigned long long b = (unsigned long long)__double_as_longlong(fabs(o[i]));
+            m = b > m ? b : m;
+        }
+    for (int k = LANES / 2; k > 0; k /= 2) {
+        unsigned long long y = __shfl_down_sync(0xffffffffu, m, k);
+        m = y > m ? y : m;
+    }
+    if (threadIdx.x % LANES == 0 && m) atomicMax(out, m);
+}
+
+/* Gate 5's counts (harness/stat_elem.h adm_se_flip): integers, the same
+ * in any order. */
+__global__ void flip_counts(args a, adm_se_reader rd, int64_t n, unsigned long long *cnt)
+{
+    int64_t c[4] = {0, 0, 0, 0};
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x)
+        adm_se_flip(&rd, a.ref_dt, a.o[i], at(a.ref, a.ref_dt, i), at(a.cand, a.cand_dt, i), c);
+    for (int k = 0; k < 4; k++) {
+        unsigned long long x = (unsigned long long)c[k];
+        for (int o = LANES / 2; o > 0; o /= 2) x += __shfl_down_sync(0xffffffffu, x, o);
+        if (threadIdx.x % LANES == 0 && x) atomicAdd(&cnt[k], x);
+    }
+}
+
 __global__ void scan(args a, int64_t n, unsigned long long *first)
 {
     unsigned long long fk = (unsigned long long)n, fb = (unsigned long long)n;
@@ -707,6 +738,49 @@ extern "C" adm_status adm_stats_cuda_scale(void *h, double *part)
     cudaFree(dp);
     t.end();
     return st;
+}
+
+extern "C" adm_status adm_stats_cuda_flip(void *h, const adm_stats_flip_desc *d, int64_t *cnt)
+{
+    sess *s = (sess *)h;
+    int64_t n = s->R * s->N;
+    unsigned long long got[5] = {0, 0, 0, 0, 0}, *dc = nullptr;
+    adm_se_reader rd;
+    cudaError_t e;
+    for (int k = 0; k < 4; k++) cnt[k] = 0;
+    if (n == 0) return ADM_OK;
+    span t("flip", true, s->st0);
+    rd.kind = d->kind;
+    rd.fmt = d->fmt;
+    rd.has_nan = d->has_nan;
+    rd.threshold = d->threshold;
+    rd.maxf = d->maxf;
+    rd.scale = 1;
+    ADM_CUDA_CHECK(cudaMalloc(&dc, sizeof got));
+    e = cudaMemsetAsync(dc, 0, sizeof got, s->st0);
+    if (e == cudaSuccess && d->kind == ADM_READER_QUANTIZE) {
+        double amax;
+        finite_amax<<<grid(n, 256), 256, 0, s->st0>>>(s->o, n, dc + 4);
+        e = cudaGetLastError();
+        if (e == cudaSuccess) e = cudaMemcpyAsync(&got[4], dc + 4, 8, cudaMemcpyDeviceToHost, s->st0);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(s->st0);
+        memcpy(&amax, &got[4], 8);
+        /* gates.c's: amax > 0 ? amax / max finite : 1 */
+        rd.scale = amax > 0 ? amax / d->maxf : 1;
+    }
+    if (e == cudaSuccess) {
+        flip_counts<<<grid(n, 256), 256, 0, s->st0>>>(args_of(s), rd, n, dc);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(got, dc, 4 * sizeof got[0], cudaMemcpyDeviceToHost, s->st0);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s->st0);
+    cudaFree(dc);
+    t.end();
+    if (e != cudaSuccess)
+        return adm_error_set(ADM_ERR_CUDA, __FILE__, __LINE__, "statistics on the GPU: the flip rate: %s",
+                             cudaGetErrorString(e));
+    for (int k = 0; k < 4; k++) cnt[k] = (int64_t)got[k];
+    return ADM_OK;
 }
 
 extern "C" void adm_stats_cuda_close(void *h) { delete (sess *)h; }

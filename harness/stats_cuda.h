@@ -50,6 +50,16 @@ adm_status adm_stats_cuda_run(void *sess, const void *cand, int cand_dt, double 
 void adm_stats_cuda_close(void *sess);
 int adm_stats_cuda_borrowed(void *sess);
 adm_status adm_stats_cuda_scale(void *sess, double *part);
+/* Gate 5 on the device (harness/stat_elem.h adm_se_flip) over the
+ * session's oracle, reference and last candidate: reader's scale set
+ * there for a quantize reader (max |o| over the finite values over
+ * reader.maxf, 1 where that is 0); cnt: ties, decisions, the reference's
+ * and the candidate's flips. */
+typedef struct adm_stats_flip_desc {
+    int kind, fmt, has_nan; /* harness/stat_elem.h's adm_se_reader, but its scale */
+    double threshold, maxf;
+} adm_stats_flip_desc;
+adm_status adm_stats_cuda_flip(void *sess, const adm_stats_flip_desc *d, int64_t *cnt);
 
 typedef struct adm_stats_cuda_part {
     adm_cuda_part_head head;
@@ -59,6 +69,7 @@ typedef struct adm_stats_cuda_part {
     void (*close)(void *sess);
     int (*borrowed)(void *sess);
     adm_status (*scale)(void *sess, double *part);
+    adm_status (*flip)(void *sess, const adm_stats_flip_desc *d, int64_t *cnt);
 } adm_stats_cuda_part;
 
 #ifdef __cplusplus

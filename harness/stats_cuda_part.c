@@ -9,6 +9,7 @@ static const adm_stats_cuda_part part = {
     .close = adm_stats_cuda_close,
     .borrowed = adm_stats_cuda_borrowed,
     .scale = adm_stats_cuda_scale,
+    .flip = adm_stats_cuda_flip,
 };
 
 const adm_cuda_part_head *adm_cuda_part_harness(const adm_cuda_part_head *h);

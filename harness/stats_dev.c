@@ -27,6 +27,7 @@ struct adm_h_stats_dev {
     int borrowed;
     const adm_tensor *mb_bound; /* the bound whose max is mb, NULL: none kept */
     double mb;
+    const adm_tensor *last; /* the candidate whose output the session holds (adm_h_stats_dev_raw) */
 };
 
 static int device_format(adm_dtype dt) { return dt == ADM_BF16 || dt == ADM_FP16 || dt == ADM_FP32 || dt == ADM_FP64; }
@@ -125,6 +126,22 @@ adm_status adm_h_stats_dev_resolve_scale(adm_h_stats_dev *d, double *scale)
     return st;
 }
 
+adm_status adm_h_stats_dev_flip(adm_h_stats_dev *d, const adm_judge_input *in, const adm_reader *rd, int64_t cnt[4])
+{
+    adm_stats_flip_desc fd;
+    if (!d || !rd || (rd->kind != ADM_READER_QUANTIZE && rd->kind != ADM_READER_THRESHOLD) || in->cand != d->last ||
+        !adm_h_stats_dev_serves(d, in))
+        return ADM_ERR_UNSUPPORTED;
+    adm_se_reader sr = adm_h_se_reader(rd, 1);
+    memset(&fd, 0, sizeof fd);
+    fd.kind = sr.kind;
+    fd.fmt = sr.fmt;
+    fd.has_nan = sr.has_nan;
+    fd.threshold = sr.threshold;
+    fd.maxf = sr.maxf;
+    return d->m->flip(d->sess, &fd, cnt);
+}
+
 void adm_h_stats_dev_free(adm_h_stats_dev *d)
 {
     if (!d) return;
@@ -144,7 +161,9 @@ adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, ad
     if (s->R != d->R || s->N != d->N || !adm_h_stats_dev_serves(d, in))
         return ADM_FAIL(ADM_ERR_INVALID, "statistics on the GPU: the output is not the one uploaded");
     int64_t first[2];
+    d->last = NULL;
     ADM_TRY(d->m->run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph, first));
+    d->last = in->cand;
     s->merged = 1; /* the module adds the stripes on the device */
     s->first_kind = first[0];
     s->first_bits = first[1];

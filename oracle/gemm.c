@@ -49,19 +49,16 @@
 
 #define TILE_BYTES ((int64_t)12 << 20) /* per thread: see adm_o_eval_gemm */
 
-/* adm_nextup for r >= +0 or NaN, by the bits: +0 -> 2^-1074, +Inf and NaN
- * unchanged, else the next double up; no branch, so that the chains of
- * NORM_ROWS rows run side by side. */
-static inline double nextup_nn(double r)
-{
-    return adm_f64_from_bits(adm_f64_bits(r) + (uint64_t)(r < INFINITY));
-}
-
 #define NORM_ROWS 8 /* rows whose norm chains run side by side (latency-bound alone) */
 
 /* ||row||_2 of each of n rows of length K, rounded so as to be >= exact:
  * s = add_up(s, mul_up(p, p)) in k order, then sqrt_up, the bits of
- * the one-row chain (squares and sums are never -0). */
+ * the one-row chain (squares and sums are never -0: adm_nextup_nn, no
+ * branch, so that the chains of NORM_ROWS rows run side by side: in the
+ * AVX-512 clone as one vector, the rows' values gathered). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 static void row_norms(const double *rows, int64_t n, int64_t K, double *out)
 {
     int64_t r0 = 0;
@@ -69,13 +66,15 @@ static void row_norms(const double *rows, int64_t n, int64_t K, double *out)
         const double *p = rows + r0 * K;
         double s[NORM_ROWS] = {0};
         for (int64_t k = 0; k < K; k++)
-            for (int r = 0; r < NORM_ROWS; r++) s[r] = nextup_nn(s[r] + nextup_nn(p[r * K + k] * p[r * K + k]));
+            ADM_SIMD
+            for (int r = 0; r < NORM_ROWS; r++)
+                s[r] = adm_nextup_nn(s[r] + adm_nextup_nn(p[r * K + k] * p[r * K + k]));
         for (int r = 0; r < NORM_ROWS; r++) out[r0 + r] = adm_sqrt_up(s[r]);
     }
     for (; r0 < n; r0++) {
         const double *p = rows + r0 * K;
         double s = 0;
-        for (int64_t k = 0; k < K; k++) s = nextup_nn(s + nextup_nn(p[k] * p[k]));
+        for (int64_t k = 0; k < K; k++) s = adm_nextup_nn(s + adm_nextup_nn(p[k] * p[k]));
         out[r0] = adm_sqrt_up(s);
     }
 }
@@ -353,7 +352,10 @@ static void epi_row_scalar(const epi_row *r)
  * caller checks; pow2_scale's multiplication then) and GELU is none or
  * tanh: the branch-free directed rounding (scalar_fns.h) and GELU split
  * around its exp (adm_fn_gelu_tanh_w, _fin) let the compiler vectorise
- * both halves; exp runs between them, one call an element, as before. The
+ * both halves; exp runs between them, one call an element, as before.
+ * Every rounded-up step here has operands >= +0 (the norms, |v|, the
+ * slope, GELU's bound), so it takes scalar_fns.h's nn form: the same
+ * bits as epi_row_scalar's, a third of the compares. The
  * flags are constants where epi_row_simd calls this, so that each case
  * gets its own loops. */
 static inline __attribute__((always_inline)) void epi_body(const epi_row *r, const int bias, const int cond,
@@ -369,11 +371,11 @@ static inline __attribute__((always_inline)) void epi_body(const epi_row *r, con
         double vs[EPI_J], bs[EPI_J], cs[EPI_J], ws[EPI_J], es[EPI_J];
         ADM_SIMD
         for (int64_t j = 0; j < n; j++) {
-            double v = val[j0 + j], b = adm_mul_up(gknx, nw[j0 + j]), cz = 0;
+            double v = val[j0 + j], b = adm_mul_up_(gknx, nw[j0 + j], 1), cz = 0;
             if (cond) cz = (double)ct[j0 + j] * adm_f64_from_bits((uint64_t)(exi + ew[j0 + j] + 1023) << 52);
             if (bias) {
                 v += bd[j0 + j];
-                b = adm_add_up(b, adm_mul_up(ADM_U, fabs(v)));
+                b = adm_add_up_(b, adm_mul_up_(ADM_U, fabs(v), 1), 1);
                 cz += fabs(bd[j0 + j]);
             }
             if (gelu) {
@@ -391,9 +393,9 @@ static inline __attribute__((always_inline)) void epi_body(const epi_row *r, con
         for (int64_t j = 0; j < n; j++) es[j] = ADM_EXP(ws[j]);
         ADM_SIMD
         for (int64_t j = 0; j < n; j++) {
-            double e, v = vs[j], b = bs[j], g = adm_fn_gelu_tanh_fin(v, ws[j], es[j], &e);
+            double e, v = vs[j], b = bs[j], g = adm_fn_gelu_tanh_fin_(v, ws[j], es[j], &e, 1);
             val[j0 + j] = g;
-            bnd[j0 + j] = adm_add_up(e, adm_mul_up(adm_fn_gelu_slope(v, b), b));
+            bnd[j0 + j] = adm_add_up_(e, adm_mul_up_(adm_fn_gelu_slope(v, b), b, 1), 1);
             if (cond) cnd[j0 + j] = adm_fn_cond_chain(g, adm_o_gelu_tanh_d_from(v, g), cs[j]);
         }
     }

@@ -103,51 +103,87 @@ ADM_HD double adm_nextdn(double r)
 #endif
 }
 
+/* adm_nextup where r is +0, positive, +Inf or NaN (not -0, not
+ * negative): the same result, by one compare and an integer add (the bits
+ * + 1 below +Inf: +0 -> 2^-1074), where adm_nextup's three compares and
+ * selects are most of a vectorised bound's work. */
+ADM_HD double adm_nextup_nn(double r)
+{
 #ifdef __CUDA_ARCH__
-ADM_HD double adm_add_up(double a, double b) { return __dadd_ru(a, b); }
-ADM_HD double adm_mul_up(double a, double b) { return __dmul_ru(a, b); }
-ADM_HD double adm_div_up(double a, double b) { return __ddiv_ru(a, b); }
+    return adm_nextup(r);
+#else
+    uint64_t b;
+    memcpy(&b, &r, 8);
+    b = r < INFINITY ? b + 1u : b;
+    memcpy(&r, &b, 8);
+    return r;
+#endif
+}
+
+/* The directed operations with a flag nn: 1 where the caller knows the
+ * rounded result is +0, positive, +Inf or NaN (operands of add and mul
+ * +0, positive, +Inf or NaN, never -0; a quotient's numerator so and its
+ * denominator positive), so that adm_nextup_nn gives adm_nextup's result;
+ * 0 anywhere else. nn changes no bit, only the cost; a constant where it
+ * is used, so that each case compiles to its own code. On the GPU the
+ * instructions round upward themselves and nn means nothing. */
+#ifdef __CUDA_ARCH__
+ADM_HD double adm_add_up_(double a, double b, int nn) { (void)nn; return __dadd_ru(a, b); }
+ADM_HD double adm_mul_up_(double a, double b, int nn) { (void)nn; return __dmul_ru(a, b); }
+ADM_HD double adm_div_up_(double a, double b, int nn) { (void)nn; return __ddiv_ru(a, b); }
 ADM_HD double adm_sqrt_up(double a) { return __dsqrt_ru(a); }
 ADM_HD double adm_sub_dn(double a, double b) { return __dsub_rd(a, b); }
 ADM_HD double adm_sqrt_dn(double a) { return __dsqrt_rd(a); }
 #else
-ADM_HD double adm_add_up(double a, double b) { return adm_nextup(a + b); }
-ADM_HD double adm_mul_up(double a, double b) { return adm_nextup(a * b); }
-ADM_HD double adm_div_up(double a, double b) { return adm_nextup(a / b); }
+ADM_HD double adm_add_up_(double a, double b, int nn) { return nn ? adm_nextup_nn(a + b) : adm_nextup(a + b); }
+ADM_HD double adm_mul_up_(double a, double b, int nn) { return nn ? adm_nextup_nn(a * b) : adm_nextup(a * b); }
+ADM_HD double adm_div_up_(double a, double b, int nn) { return nn ? adm_nextup_nn(a / b) : adm_nextup(a / b); }
 ADM_HD double adm_sqrt_up(double a) { return adm_nextup(sqrt(a)); }
 ADM_HD double adm_sub_dn(double a, double b) { return adm_nextdn(a - b); }
 ADM_HD double adm_sqrt_dn(double a) { return a > 0 ? adm_nextdn(sqrt(a)) : 0.0; }
 #endif
+ADM_HD double adm_add_up(double a, double b) { return adm_add_up_(a, b, 0); }
+ADM_HD double adm_mul_up(double a, double b) { return adm_mul_up_(a, b, 0); }
+ADM_HD double adm_div_up(double a, double b) { return adm_div_up_(a, b, 0); }
 
 /* gamma_n = n u / (1 - n u) rounded up: n u is exact (n < 2^53). */
 ADM_HD double adm_gamma_up(double n) { return n <= 0 ? 0.0 : adm_div_up(n * ADM_FN_U, adm_sub_dn(1.0, n * ADM_FN_U)); }
 
 /* The error of one round-to-nearest operation with result v: at most
  * u |v| in the normal range, half of 2^-1074 below it (ADM_TINY). */
-ADM_HD double adm_rn_err(double v) { return adm_add_up(adm_mul_up(ADM_FN_U, fabs(v)), ADM_TINY); }
+ADM_HD double adm_rn_err_(double v, int nn) { return adm_add_up_(adm_mul_up_(ADM_FN_U, fabs(v), nn), ADM_TINY, nn); }
+ADM_HD double adm_rn_err(double v) { return adm_rn_err_(v, 0); }
 
 /* e^a - 1 <= a (1 + a) for 0 <= a <= 1 (the series' tail sum a^k/k! for
  * k >= 2 is at most a^2 (e - 2)); beyond 1, no finite bound is needed. */
-ADM_HD double adm_expm1_up(double a) { return a <= 1.0 ? adm_mul_up(a, adm_add_up(1.0, a)) : INFINITY; }
+ADM_HD double adm_expm1_up_(double a, int nn)
+{
+    return a <= 1.0 ? adm_mul_up_(a, adm_add_up_(1.0, a, nn), nn) : INFINITY;
+}
+ADM_HD double adm_expm1_up(double a) { return adm_expm1_up_(a, 0); }
 
 /* What the libm assumption gives for r = f(x) computed by the library
  * with N ulps: |r - f(x)| <= N (2u f + 2^-1074) and f <= (r + N 2^-1074)
  * / (1 - 2 N u): returns that bound and, in *f_up, the bound on f. */
-ADM_HD double adm_libm_err(double r, double n_ulp, double *f_up)
+ADM_HD double adm_libm_err_(double r, double n_ulp, double *f_up, int nn)
 {
-    double tiny = adm_mul_up(n_ulp, 0x1p-1074), f = adm_div_up(adm_add_up(fabs(r), tiny), adm_sub_dn(1.0, 2.0 * n_ulp * ADM_FN_U));
+    double tiny = adm_mul_up_(n_ulp, 0x1p-1074, nn);
+    double f = adm_div_up_(adm_add_up_(fabs(r), tiny, nn), adm_sub_dn(1.0, 2.0 * n_ulp * ADM_FN_U), nn);
     *f_up = f;
-    return adm_add_up(adm_mul_up(2.0 * n_ulp * ADM_FN_U, f), tiny);
+    return adm_add_up_(adm_mul_up_(2.0 * n_ulp * ADM_FN_U, f, nn), tiny, nn);
 }
+ADM_HD double adm_libm_err(double r, double n_ulp, double *f_up) { return adm_libm_err_(r, n_ulp, f_up, 0); }
 
 /* The quotient y = RN(x / d) against x / D, D the exact denominator
  * with |d - D| <= dd < d: |y - x/D| <= u|y| + 2^-1075 + |x/d| dd / (d - dd),
  * |x/d| <= |y| (1 + 2u) + 2^-1074. */
-ADM_HD double adm_quot_err(double y, double d, double dd)
+ADM_HD double adm_quot_err_(double y, double d, double dd, int nn)
 {
-    double xd = adm_add_up(adm_mul_up(fabs(y), 1.0 + 4.0 * ADM_FN_U), 0x1p-1074);
-    return adm_add_up(adm_rn_err(y), adm_div_up(adm_mul_up(xd, dd), adm_sub_dn(d, dd)));
+    /* nn: the caller knows dd >= +0 and d - dd > 0 */
+    double xd = adm_add_up_(adm_mul_up_(fabs(y), 1.0 + 4.0 * ADM_FN_U, nn), 0x1p-1074, nn);
+    return adm_add_up_(adm_rn_err_(y, nn), adm_div_up_(adm_mul_up_(xd, dd, nn), adm_sub_dn(d, dd), nn), nn);
 }
+ADM_HD double adm_quot_err(double y, double d, double dd) { return adm_quot_err_(y, d, dd, 0); }
 
 /* gelu_tanh(x) = 0.5 x (1 + tanh(z)), z = C (x + A x^3), C = sqrt(2/pi),
  * A = 0.044715, evaluated as x / (1 + exp(-2z)) (the same function; no
@@ -175,20 +211,33 @@ ADM_HD double adm_fn_gelu_tanh_w(double x)
  * ADM_EXP(w), split so that a loop can call exp between the two halves
  * and vectorise both: every case is computed and the right one selected
  * (no branch), with the bits of the derivation above in each. */
-ADM_HD double adm_fn_gelu_tanh_fin(double x, double w, double e, double *err)
+/* nn (adm_add_up_): 1 gives the same bits, cheaper (the GEMM's vectorised
+ * epilogue); every operand of the bound is >= +0 (|w|, e = exp(w), 1 + e,
+ * |y|, |x|, the constants), and where gen is selected (x, w and e finite,
+ * e > 0) so is its quotient's denominator d - dd: 1 + e >= 1 against dd <=
+ * 6e-13 e + 2u (1 + e) (|w| <= 746 there, so a < 6e-13). */
+ADM_HD double adm_fn_gelu_tanh_fin_(double x, double w, double e, double *err, int nn)
 {
     double y = x / (1.0 + e), a, fu, de, dd, gen, sat;
     a = adm_gamma_up(7.0);
-    a = adm_div_up(adm_mul_up(a, fabs(w)), adm_sub_dn(1.0, a));
-    de = adm_libm_err(e, ADM_LIBM_EXP_ULP, &fu);
-    de = adm_add_up(de, adm_mul_up(fu, adm_expm1_up(a)));
-    dd = adm_add_up(de, adm_mul_up(ADM_FN_U, 1.0 + e));
-    gen = adm_quot_err(y, 1.0 + e, dd);
-    sat = adm_mul_up(fabs(x), 0x1p-1000);
+    a = adm_div_up_(adm_mul_up_(a, fabs(w), nn), adm_sub_dn(1.0, a), nn);
+    de = adm_libm_err_(e, ADM_LIBM_EXP_ULP, &fu, nn);
+    de = adm_add_up_(de, adm_mul_up_(fu, adm_expm1_up_(a, nn), nn), nn);
+    dd = adm_add_up_(de, adm_mul_up_(ADM_FN_U, 1.0 + e, nn), nn);
+    gen = adm_quot_err_(y, 1.0 + e, dd, nn);
+    sat = adm_mul_up_(fabs(x), 0x1p-1000, nn);
     /* x NaN or Inf: 0; e = 0: y = x / 1 = x exactly, |gelu(x) - x| = |x|
      * e^w / (1 + e^w); e = Inf (or w not finite): |y| < |x| 2^-1000 */
-    *err = isnan(x) || isinf(x) ? 0.0 : e == 0 ? sat : isinf(e) || !isfinite(w) ? adm_add_up(adm_rn_err(y), sat) : gen;
+    *err = isnan(x) || isinf(x) ? 0.0
+           : e == 0             ? sat
+           : isinf(e) || !isfinite(w) ? adm_add_up_(adm_rn_err_(y, nn), sat, nn)
+                                      : gen;
     return isnan(x) ? x : isinf(x) ? (x > 0 ? x : -0.0) : y;
+}
+
+ADM_HD double adm_fn_gelu_tanh_fin(double x, double w, double e, double *err)
+{
+    return adm_fn_gelu_tanh_fin_(x, w, e, err, 0);
 }
 
 ADM_HD double adm_fn_gelu_tanh(double x, double *err)

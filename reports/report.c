@@ -481,6 +481,50 @@ void adm_report_power_sentence(const adm_verdict *v, char *buf, size_t n)
     if (used < n) snprintf(buf + used, n - used, ".");
 }
 
+/* Gate 2's group statistic b's two tests (GATES.md, gate 2), as the gate
+ * decides them: bit 1 the spread across the groups (U of d above t of its
+ * standard errors), bit 2 the variance ratio (F above its quantile). *z is
+ * U over its standard error, the number compared with t: 0 where U and its
+ * standard error are both 0 (a candidate identical to its reference), so
+ * that it is over t exactly where the gate's U > t se holds. */
+int adm_report_group_tests(const adm_bias_test *b, double *z)
+{
+    *z = b->se > 0 ? b->diff / b->se : b->diff > 0 ? INFINITY : 0;
+    return (b->diff > b->t * b->se ? 1 : 0) | (b->f > b->f_quantile ? 2 : 0);
+}
+
+const char *adm_report_group_outcome(const adm_bias_test *b)
+{
+    static const char *const failed[4] = {"failed", "failed by the spread", "failed by the variance ratio",
+                                          "failed by both"};
+    double z;
+    int sig = adm_report_group_tests(b, &z);
+    if (b->failed) return failed[sig];
+    return sig ? "significant, within its floor" : "passed";
+}
+
+/* Every applicable group statistic's two tests, each value against its
+ * threshold, and which decided a failure (failed_only: the failed ones
+ * alone); empty where none applies (a 1-D output). */
+void adm_report_group_sentence(const adm_verdict *v, int failed_only, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n) buf[0] = '\0';
+    for (int sc = ADM_BIAS_CHANNEL; sc <= ADM_BIAS_ROW; sc++)
+        for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+            const adm_bias_test *b = &v->bias[sc][k];
+            double z;
+            if (!b->applicable || (failed_only && !b->failed)) continue;
+            adm_report_group_tests(b, &z);
+            if (used < n)
+                used += (size_t)snprintf(buf + used, n - used, "%sper-%s %s: spread %.3g against %.3g standard errors, "
+                                         "variance ratio %.3g against %.3g, %s", used ? "; " : "Group tests: ",
+                                         adm_bias_scope_name(sc), adm_bias_kind_name(k), z, b->t, b->f, b->f_quantile,
+                                         adm_report_group_outcome(b));
+        }
+    if (used && used < n) snprintf(buf + used, n - used, ".");
+}
+
 void adm_report_static_text(const char *text, char *buf, size_t n)
 {
     json_t *o = text ? json_loads(text, 0, NULL) : NULL;
@@ -658,9 +702,11 @@ void adm_report_print(const adm_report *r, FILE *f)
             adm_text_wrap(f, "   ", 6, width, note);
         }
         {
-            char pw[512];
+            char pw[1024];
             adm_report_power_sentence(v, pw, sizeof pw);
             adm_text_wrap(f, "   ", 6, width, pw);
+            adm_report_group_sentence(v, 0, pw, sizeof pw);
+            if (pw[0]) adm_text_wrap(f, "   ", 6, width, pw);
         }
     }
     {
@@ -977,12 +1023,17 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
             continue;
         }
         {
-            char pw[512];
+            char pw[1024];
             adm_report_power_sentence(v, pw, sizeof pw);
             snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx; oracle: %s; ",
                      adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged, v->ulp_ratio, adm_report_oracle_basis(v));
             adm_buf_puts(&b, tmp);
             adm_buf_xml(&b, pw);
+            adm_report_group_sentence(v, 0, pw, sizeof pw);
+            if (pw[0]) {
+                adm_buf_puts(&b, " ");
+                adm_buf_xml(&b, pw);
+            }
             adm_buf_puts(&b, "</system-out>\n");
         }
         if (adm_report_claim_violated(row)) {
@@ -991,10 +1042,17 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
             adm_buf_puts(&b, tmp);
             for (int g = 1; g < ADM_GATE_COUNT; g++)
                 if (!v->gate[g].passed && g != ADM_GATE_EXACT) {
+                    char gs[1024] = "";
                     adm_buf_xml(&b, adm_gate_name(g));
                     adm_buf_puts(&b, ": ");
                     adm_buf_xml(&b, v->gate[g].reason);
                     adm_buf_puts(&b, "\n");
+                    /* which of a failed group statistic's two tests decided */
+                    if (g == ADM_GATE_BIAS) adm_report_group_sentence(v, 1, gs, sizeof gs);
+                    if (gs[0]) {
+                        adm_buf_xml(&b, gs);
+                        adm_buf_puts(&b, "\n");
+                    }
                 }
             adm_buf_puts(&b, "</failure>\n");
         }

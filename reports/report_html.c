@@ -1,8 +1,9 @@
 /* The verdict report as a page (DIR/index.html): a banner with the
  * summary, the verdict table (a card per row on a phone), and each row's
  * detail: what was compared, its numbers, its error histogram, why its
- * tier is what it is, its flips where a reader is given, its power and
- * the captures a pooled verdict adds up. One inline SVG per row (the
+ * tier is what it is, the two tests of each group bias statistic, its
+ * flips where a reader is given, its power and the captures a pooled
+ * verdict adds up. One inline SVG per row (the
  * histogram); the stylesheet is every page's (page_style.c). */
 #include "report_internal.h"
 
@@ -307,6 +308,51 @@ static void put_power(adm_buf *b, const adm_report_row *row)
     adm_buf_puts(b, "</tbody></table></div>");
 }
 
+/* Gate 2's group statistics, each tested twice (GATES.md, gate 2): the
+ * spread across the groups in standard errors against Student's t at G - 1
+ * degrees of freedom, the variance ratio against its F quantile at (h1,
+ * h2), and which decided a failure. None on a 1-D output. */
+static void put_groups(adm_buf *b, const adm_verdict *v)
+{
+    int any = 0;
+    for (int sc = ADM_BIAS_CHANNEL; sc <= ADM_BIAS_ROW; sc++)
+        for (int k = 0; k < ADM_BIAS_KINDS; k++) any |= v->bias[sc][k].applicable;
+    if (!any) return;
+    adm_buf_puts(b, "<h3>Group tests</h3><p class=\"note\">Each per-channel and per-row statistic is tested twice "
+                    "(gate 2): the spread of the groups' leans across the groups, in standard errors against "
+                    "Student's t at G &minus; 1 degrees of freedom, and the variance ratio against its F quantile at "
+                    "(h1, h2) degrees of freedom; either test, with the lean beyond its floor, fails it.</p>");
+    adm_buf_puts(b, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">statistic</th><th scope=\"col\" "
+                    "class=\"num\">spread (standard errors)</th><th scope=\"col\" class=\"num\">t (dof)</th>"
+                    "<th scope=\"col\" class=\"num\">variance ratio</th><th scope=\"col\" class=\"num\">F quantile "
+                    "(h1, h2)</th><th scope=\"col\">outcome</th></tr></thead><tbody>");
+    for (int sc = ADM_BIAS_CHANNEL; sc <= ADM_BIAS_ROW; sc++)
+        for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+            const adm_bias_test *bt = &v->bias[sc][k];
+            double z;
+            if (!bt->applicable) continue;
+            adm_report_group_tests(bt, &z);
+            adm_buf_printf(b, "<tr><th scope=\"row\">per-%s %s</th><td class=\"num\">", adm_bias_scope_name(sc),
+                           adm_bias_kind_name(k));
+            put_g(b, "%.3g", z, "");
+            adm_buf_puts(b, "</td><td class=\"num\">");
+            put_g(b, "%.3g", bt->t, "");
+            adm_buf_puts(b, " (");
+            put_g(b, "%.3g", bt->dof, "");
+            adm_buf_puts(b, ")</td><td class=\"num\">");
+            put_g(b, "%.3g", bt->f, "");
+            adm_buf_puts(b, "</td><td class=\"num\">");
+            put_g(b, "%.3g", bt->f_quantile, "");
+            adm_buf_puts(b, " (");
+            put_g(b, "%.3g", bt->f_dof1, "");
+            adm_buf_puts(b, ", ");
+            put_g(b, "%.3g", bt->f_dof2, "");
+            adm_buf_printf(b, ")</td><td><span class=\"badge %s\">%s</span></td></tr>", bt->failed ? "fail" : "pass",
+                           adm_report_group_outcome(bt));
+        }
+    adm_buf_puts(b, "</tbody></table></div>");
+}
+
 /* Decision flips, where a reader is declared or given. */
 static void put_flips(adm_buf *b, const adm_report_row *row)
 {
@@ -442,6 +488,7 @@ static void put_detail(adm_buf *b, const adm_report *r, int i)
         adm_buf_puts(b, v->tier == ADM_TIER_EXACT ? "<p>Bit-identical to the reference path.</p>"
                                                   : "<p>Every gate of its tier holds.</p>");
     adm_buf_puts(b, "</div>\n");
+    put_groups(b, v);
     put_flips(b, row);
     put_power(b, row);
     put_captures(b, row);

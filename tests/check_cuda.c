@@ -1138,6 +1138,83 @@ static void scan_judge(const adm_judge_input *base, adm_h_stats_dev *dev, int64_
     ck_assert_int_eq(vg.gate[ADM_GATE_EXACT].passed, same >= 0 && want_bits == n);
 }
 
+/* Stats, flips: gate 5's counts on the GPU (harness/stat_elem.h
+ * adm_se_flip, the quantize scale from the device's max |o|) are the
+ * host's, for threshold and quantize readers into fp8, fp4, bf16 and fp16,
+ * over bf16 and fp32 references with NaN, +-Inf, +-0 and values near the
+ * readers' boundaries, through the judge and directly. */
+static const char *flip_readers[] = {"threshold:0.25", "fp8_e4m3", "fp8_e5m2", "fp4_e2m1", "bf16", "fp16"};
+
+START_TEST(test_stats_flip)
+{
+    int64_t R = 70, N = 129, n = R * N, shape[2] = {R, N}, direct[4];
+    /* a bf16 reference is near every boundary of a bf16 or fp16 reader: all ties */
+    adm_dtype rdt = _i == 1 || _i >= 3 ? ADM_FP32 : ADM_BF16;
+    adm_tensor o, bnd, ref, cand;
+    adm_reader rd;
+    adm_judge_input in;
+    adm_verdict vc, vg;
+    adm_h_stats_dev *dev = NULL;
+    uint64_t seed = 0xf11b0000u + (uint64_t)_i;
+    double *r = malloc(sizeof(double) * (size_t)n), *c = malloc(sizeof(double) * (size_t)n);
+    ck_assert(r && c);
+    ck_assert_int_eq(adm_reader_parse(flip_readers[_i], &rd), ADM_OK);
+    rd.declared = 1;
+    ck_assert_int_eq(adm_tensor_alloc(&o, ADM_FP64, 2, shape), ADM_OK);
+    ck_assert_int_eq(adm_tensor_alloc(&bnd, ADM_FP64, 2, shape), ADM_OK);
+    for (int64_t i = 0; i < n; i++) {
+        double *ov = o.data, x = (stats_unit(&seed) - 0.5) * ldexp(1.0, (int)(stats_rng(&seed) % 8) - 4);
+        uint64_t k = stats_rng(&seed) % 64;
+        if (k < 6) x = 0.25 + (stats_unit(&seed) - 0.5) * 0x1p-9; /* near the threshold */
+        if (k == 6) x = -0.0;
+        ov[i] = k == 7 ? NAN : k == 8 ? INFINITY : x;
+        r[i] = x * (1 + 0x1p-8 * (stats_unit(&seed) - 0.5));
+        c[i] = x * (1 + 0x1p-6 * (stats_unit(&seed) - 0.3));
+        if (k == 9) r[i] = NAN;
+        if (k == 10) c[i] = -INFINITY;
+        if (k == 11) c[i] = INFINITY;
+        if (k == 12) r[i] = -0.0;
+    }
+    ((double *)o.data)[5] = 3.5; /* the largest |o|: the quantize scale */
+    ck_assert_int_eq(adm_tensor_from_f64(&ref, rdt, 2, shape, r, ADM_RNE, 0), ADM_OK);
+    ck_assert_int_eq(adm_tensor_from_f64(&cand, rdt, 2, shape, c, ADM_RNE, 0), ADM_OK);
+    memset(&in, 0, sizeof in);
+    in.oracle = &o;
+    in.bound = &bnd;
+    in.ref = &ref;
+    in.cand = &cand;
+    in.reader = &rd;
+    in.n_views = -1;
+    ck_assert_msg(adm_judge(&in, NULL, &vc) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(adm_h_stats_dev_open(&o, NULL, &ref, &dev) == ADM_OK, "%s", adm_error_message());
+    in.stats_dev = dev;
+    ck_assert_msg(adm_judge(&in, NULL, &vg) == ADM_OK, "%s", adm_error_message());
+    ck_assert_msg(adm_h_stats_dev_flip(dev, &in, &rd, direct) == ADM_OK, "the flips did not run on the device");
+    printf("flips %s over %s: host ties %lld decisions %lld flips %lld/%lld; device %lld %lld %lld/%lld\n",
+           flip_readers[_i], adm_dtype_name(rdt), (long long)vc.ties, (long long)vc.decisions, (long long)vc.flips_r,
+           (long long)vc.flips_c, (long long)direct[0], (long long)direct[1], (long long)direct[2],
+           (long long)direct[3]);
+    ck_assert_int_eq(direct[0], vc.ties);
+    ck_assert_int_eq(direct[1], vc.decisions);
+    ck_assert_int_eq(direct[2], vc.flips_r);
+    ck_assert_int_eq(direct[3], vc.flips_c);
+    ck_assert_int_eq(vg.ties, vc.ties);
+    ck_assert_int_eq(vg.decisions, vc.decisions);
+    ck_assert_int_eq(vg.flips_r, vc.flips_r);
+    ck_assert_int_eq(vg.flips_c, vc.flips_c);
+    ck_assert_int_eq(vg.gate[ADM_GATE_FLIP].passed, vc.gate[ADM_GATE_FLIP].passed);
+    /* the counts counted something */
+    ck_assert(vc.decisions > 0 && vc.ties > 0 && vc.flips_c > 0);
+    adm_h_stats_dev_free(dev);
+    adm_tensor_free(&o);
+    adm_tensor_free(&bnd);
+    adm_tensor_free(&ref);
+    adm_tensor_free(&cand);
+    free(r);
+    free(c);
+}
+END_TEST
+
 START_TEST(test_stats_scan)
 {
     adm_dtype dt = scan_formats[_i];
@@ -1613,6 +1690,7 @@ int main(void)
     tcase_add_loop_test(tc, test_stats, 0, (int)(sizeof stats_shapes / sizeof stats_shapes[0]));
     tcase_add_test(tc, test_stats_resident);
     tcase_add_loop_test(tc, test_oracle_on_device, 0, 2);
+    tcase_add_loop_test(tc, test_stats_flip, 0, (int)(sizeof flip_readers / sizeof flip_readers[0]));
     tcase_add_loop_test(tc, test_stats_scan, 0, (int)(sizeof scan_formats / sizeof scan_formats[0]));
     suite_add_tcase(s, tc);
     tc = tcase_create("Twins");

@@ -1183,6 +1183,41 @@ START_TEST(test_nextup_bits)
                       nextafter(r, INFINITY));
         ck_assert_msg(same_bits(dn, r == INFINITY ? r : nextafter(r, -INFINITY)), "adm_nextdn(%a) = %a", r, dn);
     }
+    /* adm_nextup_nn, on its domain (+0, r > 0, +Inf, NaN of either sign):
+     * nextafter(r, +Inf), NaN kept */
+    for (int i = 0; i < 16 + 100000; i++) {
+        double r = i < 16 ? edge[i] : adm_f64_from_bits(rng(&s)), up;
+        if (signbit(r) && !isnan(r)) r = -r;
+        up = adm_nextup_nn(r);
+        ck_assert_msg(same_bits(up, isnan(r) ? r : nextafter(r, INFINITY)), "adm_nextup_nn(%a) = %a, nextafter's %a",
+                      r, up, nextafter(r, INFINITY));
+    }
+}
+END_TEST
+
+/* The bound of tanh-GELU with nn = 1 (scalar_fns.h: the cheaper nextup
+ * where every operand is >= +0, the GEMM's vectorised epilogue) against
+ * nn = 0 (adm_nextup at every step, what every other caller runs): the
+ * same value and bound bits for every x: the edges (signed zeros,
+ * subnormals, where exp saturates or turns subnormal, the infinities,
+ * NaN), a dense sweep of [-30, 30], and random bit patterns. */
+START_TEST(test_gelu_tanh_nn_bits)
+{
+    const double edge[] = {0.0, -0.0, 0x1p-1074, -0x1p-1074, 0x1p-1022, -0x1p-1022, 1e-300, -1e-300, 1.0, -1.0,
+                           18.0, -18.0, 18.3, -18.3, 19.0, -19.0, 25.0, -25.0, 1e30, -1e30, 0x1.fffffffffffffp+1023,
+                           -0x1.fffffffffffffp+1023, INFINITY, -INFINITY, NAN, -NAN};
+    const int ne = (int)(sizeof edge / sizeof edge[0]);
+    uint64_t s = 0x2545f4914f6cdd1du;
+    int sat = 0;
+    for (int i = 0; i < ne + 120001 + 100000; i++) {
+        double x = i < ne ? edge[i] : i < ne + 120001 ? -30.0 + (i - ne) * 0x1p-12 : adm_f64_from_bits(rng(&s));
+        double w = adm_fn_gelu_tanh_w(x), e = ADM_EXP(w), e0, e1;
+        double g0 = adm_fn_gelu_tanh_fin_(x, w, e, &e0, 0), g1 = adm_fn_gelu_tanh_fin_(x, w, e, &e1, 1);
+        sat += isfinite(x) && (e == 0 || isinf(e));
+        ck_assert_msg(same_bits(g0, g1), "gelu_tanh(%a) = %a with nn, %a without", x, g1, g0);
+        ck_assert_msg(same_bits(e0, e1), "gelu_tanh(%a)'s bound = %a with nn, %a without", x, e1, e0);
+    }
+    ck_assert_msg(sat > 1000, "exp saturated %d times", sat);
 }
 END_TEST
 
@@ -1934,6 +1969,7 @@ static Suite *oracle_suite(void)
     tcase_add_test(tc, test_gemm_bound_bits);
     tcase_add_test(tc, test_gemm_epilogue_bits);
     tcase_add_test(tc, test_nextup_bits);
+    tcase_add_test(tc, test_gelu_tanh_nn_bits);
     suite_add_tcase(s, tc);
     tc = tcase_create("Cond");
     tcase_add_loop_test(tc, test_op_cond, 0, N_OP_CASES);

@@ -98,6 +98,71 @@ assert failed >= 2, "fp8_operand's and truncate's group leans went unseen"
 PY
 checks=$((checks + 1))
 
+# ... and in the terminal, JUnit and HTML reports (issue 16): every
+# applicable group statistic with both tests, each value against its
+# threshold as the JSON has them, and which test decided a failure; the
+# three captures hold a failure by the spread alone (causal attention's
+# math_bf16, per-row sign), by the variance ratio alone (the linear's
+# fp8_operand, per-row sign and gain), by both (the GELU's truncate), one
+# significant within its floor and passing ones
+gcaps="$src/captures/data/flux_fc1_gelu_small.h5 $src/captures/data/flux_fc1_linear_small.h5 $src/captures/data/dit_attention_causal.h5"
+# shellcheck disable=SC2086 # the three paths, split
+expect 1 "" -- env COLUMNS=100 "$admit" replay $gcaps --json g3.json --junit g3.xml --html g3html \
+    --claim truncate=lossless --claim fp8_operand=lossless --claim math_bf16=lossless
+printf "%s\n" "$out" > g3.txt
+/usr/bin/python3 - g3.json g3.txt g3.xml g3html/index.html <<'PY' || { echo "FAIL: the group tests in the terminal, JUnit or HTML report"; fails=$((fails + 1)); }
+import json, re, sys, xml.etree.ElementTree as ET
+rows = json.load(open(sys.argv[1]))["results"]
+term, page = open(sys.argv[2]).read(), open(sys.argv[4]).read()
+cases = ET.parse(sys.argv[3]).getroot().find("testsuite").findall("testcase")
+words = {1: "failed by the spread", 2: "failed by the variance ratio", 3: "failed by both"}
+def g(x):
+    return "%.3g" % x
+def want(r, failed_only):
+    """(statistic, spread, t, ratio, quantile, outcome) of each applicable group statistic, as the JSON has them"""
+    out = []
+    for sc in ("channel", "row"):
+        for k in ("mean", "sign", "gain"):
+            t = r["bias"][sc][k]
+            if not t["applicable"] or (failed_only and not t["failed"]):
+                continue
+            d, se = t["difference"], t["standard_error"]
+            z = d / se if se > 0 else (float("inf") if d > 0 else 0.0)
+            f, q = t["variance_ratio"], t["variance_ratio_quantile"]
+            sig = (d > t["t"] * se) + 2 * (f > q)
+            what = words[sig] if t["failed"] else "significant, within its floor" if sig else "passed"
+            out.append(("per-%s %s" % (sc, k), g(z), g(t["t"]), g(f), g(q), what))
+    return out
+item = re.compile(r"(per-(?:channel|row) (?:mean|sign|gain)): spread (\S+) against (\S+) standard errors, "
+                  r"variance ratio (\S+) against (\S+), ([a-z ,]+?)(?:;|\.$)")
+def sentence(text):
+    m = re.search(r"Group tests: (.*?\.)(?: [A-Z]|$)", " ".join(text.split()))
+    return item.findall(m.group(1)) if m else []
+# the terminal: a row's block from its names (at column 0) to the next row's
+blocks = [b for b in re.split(r"\n(?=\S)", term.split("\n", 2)[2].split("\n\n")[0]) if not b[0].isspace()]
+assert len(blocks) == len(rows) == len(cases), (len(blocks), len(rows), len(cases))
+seen, failures = set(), 0
+for i, r in enumerate(rows):
+    w = want(r, False)
+    assert len(w) == 6, (r["candidate"], w)
+    seen |= {x[5] for x in w}
+    assert sentence(blocks[i]) == w, ("terminal", r["candidate"], sentence(blocks[i]), w)
+    assert sentence(cases[i].find("system-out").text) == w, ("junit", r["candidate"])
+    fl = cases[i].find("failure")
+    if fl is not None and want(r, True):
+        assert sentence(fl.text.split("\n")[-2]) == want(r, True), ("junit failure", r["candidate"], fl.text)
+        failures += 1
+    sec = re.search(r'<section class="entry" id="e%d">(.*?)</section>' % (i + 1), page, re.S).group(1)
+    tab = re.search(r"<h3>Group tests</h3>.*?<tbody>(.*?)</tbody>", sec, re.S).group(1)
+    cells = re.findall(r'<tr><th scope="row">([^<]+)</th><td class="num">(\S+)</td><td class="num">(\S+) \([^)]*\)</td>'
+                       r'<td class="num">(\S+)</td><td class="num">(\S+) \([^)]*\)</td><td><span class="badge '
+                       r'(?:pass|fail)">([^<]+)</span></td></tr>', tab)
+    assert cells == w, ("html", r["candidate"], cells, w)
+assert failures == 4, failures  # truncate, both fp8_operand, math_bf16: each failure names its deciding tests
+assert seen == set(words.values()) | {"passed", "significant, within its floor"}, seen
+PY
+checks=$((checks + 1))
+
 # vacuous evidence (issue 15, s3/capture_vacuous_exact.sh): all-zero and
 # all-NaN captures admit nothing, not even a kernel 22x worse as exact
 /usr/bin/python3 - <<'PY' || { echo "FAIL: writing the vacuous captures"; fails=$((fails + 1)); }
