@@ -14,7 +14,7 @@ extern "C" {
 
 #define ADM_STATS_CUDA_PART "harness"
 /* Raise on any change to the table or to a structure that crosses. */
-#define ADM_STATS_CUDA_ABI 1
+#define ADM_STATS_CUDA_ABI 2
 
 /* One output of R rows x N channels in the partition of
  * harness/stat_elem.h (ns stripes, nb blocks), the oracle's values o and
