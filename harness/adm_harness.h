@@ -201,6 +201,15 @@ typedef struct adm_evidence {
      * and sum v^2 / (n_g - 1) over the groups, n_g a group's elements */
     double gvd[ADM_BIAS_SCOPES][ADM_BIAS_KINDS], gvd2[ADM_BIAS_SCOPES][ADM_BIAS_KINDS],
         gvdm[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
+    /* the group tests in ulps (GATES.md, gate 2): the same sums for the
+     * groups' leans of d in ulps at the condition scale (mean: u d; sign:
+     * sign(o) u d; gain: the slope times the group's rms(o u)), each
+     * capture's in D by its mean ulp in D (mean, sign) or its rms(o) /
+     * rms(o u) / D (gain), which is what a lean of a constant number of
+     * ulps is in D; and the reference's v in ulps (the power's noise) */
+    adm_moments gdu[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
+    double gvdu[ADM_BIAS_SCOPES][ADM_BIAS_KINDS], gvdu2[ADM_BIAS_SCOPES][ADM_BIAS_KINDS],
+        gvdum[ADM_BIAS_SCOPES][ADM_BIAS_KINDS], gvru[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
     /* the relative part of each materiality floor (one rounding of a
      * scale in the working precision, in D units), summed with weight n */
     double floor_rel[ADM_BIAS_SCOPES][ADM_BIAS_KINDS];
@@ -226,6 +235,13 @@ typedef struct adm_bias_test {
      * the paired difference, its F quantile at its Satterthwaite degrees
      * of freedom (GATES.md, gate 2); 0 for the global statistics */
     double f, f_quantile, f_dof1, f_dof2;
+    /* group statistics' tests in ulps (GATES.md, gate 2): the same two
+     * tests on the groups' leans in ulps at the condition scale (in D by
+     * the capture's mean ulp): U of d and its standard error, the t
+     * quantile and its dof, the variance ratio, its quantile and dof;
+     * ulps_applicable 0 where no group's sums in ulps are finite */
+    int ulps_applicable;
+    double u_diff, u_se, u_t, u_dof, u_f, u_f_quantile, u_f_dof1, u_f_dof2;
 } adm_bias_test;
 
 /* What a verdict could have missed: the smallest lean of each kind (in

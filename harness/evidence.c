@@ -68,11 +68,52 @@ static int group_lean(const double *g, int s, int k, double invD, double *L, dou
     return 1;
 }
 
+/* A group's lean of series s in ulps at the condition scale and its
+ * sampling variance, in units of D (GATES.md, gate 2, the group tests in
+ * ulps): for the mean and the sign (d only) the group's mean of u d or
+ * sign(o) u d times mu, the capture's mean ulp in D; for the gain the
+ * weighted slope sum(o u^2 x) / sum((o u)^2) times the group's rms(o u)
+ * times cg, the capture's rms(o) / rms(o u) / D. Either is the group's
+ * lean in D for a lean of a constant number of ulps (of a constant
+ * relative size for the gain) where every element's ulp is the capture's
+ * mean, and every element's term has the same spread in ulps where the
+ * unweighted lean is carried by the groups of the largest ulps. 0 where
+ * the group cannot say (fewer than 2 elements, no scale, a sum that is not
+ * finite: an fp64 output's exact zero, whose inverse ulp overflows). */
+static int group_lean_ulps(const double *g, int s, int k, double mu, double cg, double *L, double *v)
+{
+    double n = g[RAW_N], sc, s1, s2, var;
+    if (n < 2) return 0;
+    if (k == ADM_BIAS_GAIN) {
+        if (!(g[RAW_OU2] > 0) || !isfinite(g[RAW_OU2])) return 0;
+        sc = cg * sqrt(n / g[RAW_OU2]);
+        s1 = g[RAW_SER + (s * ADM_BIAS_KINDS + k) * 2];
+        s2 = g[RAW_SER + (s * ADM_BIAS_KINDS + k) * 2 + 1];
+    } else {
+        sc = mu;
+        s1 = g[RAW_UW + 2 * k];
+        s2 = g[RAW_UW + 2 * k + 1];
+    }
+    if (!(sc > 0) || !isfinite(sc)) return 0;
+    s1 *= sc;
+    s2 *= sc * sc;
+    if (!isfinite(s1) || !isfinite(s2)) return 0;
+    *L = s1 / n;
+    var = fmax(0.0, (s2 - n * *L * *L) / (n - 1));
+    *v = var / n;
+    return 1;
+}
+
 /* Adds the groups of one scope (rows or channels) to the evidence, and the
  * materiality floor's relative part: the RMS across groups of one
- * rounding of a scale (u_w times the group's mean of o, of |o|, rms(o)). */
+ * rounding of a scale (u_w times the group's mean of o, of |o|, rms(o)).
+ * mu, cg: group_lean_ulps's scales; vru: the variance of one element's
+ * reference error in ulps (mean, sign), in D^2 by mu, over the whole
+ * output (the reference's sums in ulps are not kept per group: under the
+ * ulp model its spread is the same in every group, and it bounds only the
+ * power). */
 static void groups_to_evidence(adm_evidence *ev, int scope, const double *raw, int64_t G, double invD, double uw,
-                               double n_elems)
+                               double n_elems, double mu, double cg, const double vru[2])
 {
     double fl[ADM_BIAS_KINDS] = {0, 0, 0};
     int64_t used = 0;
@@ -98,6 +139,19 @@ static void groups_to_evidence(adm_evidence *ev, int scope, const double *raw, i
             ev->gvd[scope][k] += v[SER_D];
             ev->gvd2[scope][k] += v[SER_D] * v[SER_D];
             ev->gvdm[scope][k] += v[SER_D] * v[SER_D] / (n - 1);
+        }
+        for (int k = 0; k < ADM_BIAS_KINDS; k++) {
+            double Lu, vu, Lr, vr;
+            if (!group_lean_ulps(r, SER_D, k, mu, cg, &Lu, &vu)) continue;
+            mom_add(&ev->gdu[scope][k], Lu * Lu - vu);
+            ev->gvdu[scope][k] += vu;
+            ev->gvdu2[scope][k] += vu * vu;
+            ev->gvdum[scope][k] += vu * vu / (n - 1);
+            if (k == ADM_BIAS_GAIN) {
+                if (group_lean_ulps(r, SER_R, k, mu, cg, &Lr, &vr)) ev->gvru[scope][k] += vr;
+            } else {
+                ev->gvru[scope][k] += vru[k] / n;
+            }
         }
     }
     for (int k = 0; k < ADM_BIAS_KINDS && used; k++)
@@ -329,8 +383,15 @@ void adm_h_stats_finish(adm_h_stats_raw *s, adm_dtype fmt, int has_cnd, adm_verd
              * are single elements: the group statistics would only repeat
              * the global ones (or say nothing). */
             if (R > 1 && N > 1) {
-                groups_to_evidence(ev, ADM_BIAS_CHANNEL, chans, N, invD, uw, md);
-                groups_to_evidence(ev, ADM_BIAS_ROW, rows, R, invD, uw, md);
+                double mu = m[MG_ULP] / md * invD, cg = 0, vru[2];
+                if (tot[RAW_OU2] > 0 && isfinite(tot[RAW_OU2])) cg = sqrt(tot[RAW_O2] / tot[RAW_OU2]) * invD;
+                for (int k = 0; k < 2; k++) {
+                    const double *w = k == ADM_BIAS_MEAN ? m + MG_WR1 : m + MG_SR1;
+                    double var = md >= 2 ? (w[1] - w[0] * w[0] / md) / (md - 1) : 0;
+                    vru[k] = isfinite(var) && var > 0 ? var * mu * mu : 0;
+                }
+                groups_to_evidence(ev, ADM_BIAS_CHANNEL, chans, N, invD, uw, md, mu, cg, vru);
+                groups_to_evidence(ev, ADM_BIAS_ROW, rows, R, invD, uw, md, mu, cg, vru);
             }
         }
     }
@@ -410,6 +471,11 @@ static void evidence_pool(adm_evidence *a, const adm_evidence *b)
             a->gvd[s][k] += b->gvd[s][k];
             a->gvd2[s][k] += b->gvd2[s][k];
             a->gvdm[s][k] += b->gvdm[s][k];
+            mom_pool(&a->gdu[s][k], &b->gdu[s][k]);
+            a->gvdu[s][k] += b->gvdu[s][k];
+            a->gvdu2[s][k] += b->gvdu2[s][k];
+            a->gvdum[s][k] += b->gvdum[s][k];
+            a->gvru[s][k] += b->gvru[s][k];
             a->floor_rel[s][k] += b->floor_rel[s][k];
         }
     }
@@ -564,7 +630,8 @@ static void test_group(const adm_evidence *ev, int scope, int k, double mat, dou
 {
     const adm_moments *d = &ev->gd[scope][k], *r = &ev->gr[scope][k], *c = &ev->gc[scope][k];
     double G = d->n, se_d, se_r, Ur, Uc, cr, Sv = ev->gvd[scope][k], Sv2 = ev->gvd2[scope][k], Svm = ev->gvdm[scope][k];
-    double SL2, h1, h2;
+    double SL2, h1, h2, det;
+    int sig;
     memset(b, 0, sizeof *b);
     if (G < 2) return;
     b->applicable = 1;
@@ -613,17 +680,47 @@ static void test_group(const adm_evidence *ev, int scope, int k, double mat, dou
     b->f_dof1 = h1;
     b->f_dof2 = h2;
     b->z = se_d > 0 ? b->diff / se_d : INFINITY;
-    b->failed = (b->diff > b->t * se_d || b->f > b->f_quantile) && b->excess > b->floor && !adm_mutant_group(scope, k);
+    sig = b->diff > b->t * se_d || b->f > b->f_quantile;
     {
-        /* power: the smaller of the two tests' (never below the
-         * reference's own noise): under pure noise U scatters by sqrt(2 /
-         * G) times the mean variance of a group's lean; the variance
-         * ratio reaches its quantile where sum v + G lean^2 = F sum v */
+        /* power: the smallest of the tests' (never below the reference's
+         * own noise): under pure noise U scatters by sqrt(2 / G) times the
+         * mean variance of a group's lean; the variance ratio reaches its
+         * quantile where sum v + G lean^2 = F sum v */
         double noise = sqrt(2.0 / G) * ev->gvr[scope][k] / G;
         double p1 = sqrt(b->t * fmax(se_d, noise));
         double p2 = sqrt(fmax(0.0, b->f_quantile - 1) * fmax(Sv, ev->gvr[scope][k]) / G);
-        b->detect = fmax(b->floor, isfinite(p2) ? fmin(p1, p2) : p1);
+        det = isfinite(p2) ? fmin(p1, p2) : p1;
     }
+    if (ev->gdu[scope][k].n >= 2) {
+        /* The same two tests in ulps at the condition scale (GATES.md,
+         * gate 2), a statistic of its own in the false-alarm budget, each
+         * test at half its share: every element's term has the same
+         * spread in ulps, so the groups whose ulps are 8-64x the rest (the
+         * outlier channels) no longer carry the tests' noise and little of
+         * a lean's signal, and the groups' leans have about equal
+         * variances (h1 near G). The leans are in D by the capture's mean
+         * ulp (group_lean_ulps), so the power is in D too; materiality
+         * stays on the excess in D above. */
+        const adm_moments *du = &ev->gdu[scope][k];
+        double Gu = du->n, Svu = ev->gvdu[scope][k], Sv2u = ev->gvdu2[scope][k], Svmu = ev->gvdum[scope][k];
+        double SL2u = du->s1 + Svu, noise, p1, p2;
+        b->ulps_applicable = 1;
+        b->u_diff = mom_mean(du);
+        b->u_se = sqrt(mom_var(du) / Gu);
+        b->u_dof = Gu - 1;
+        b->u_t = t_quantile(alpha_k / 2, b->u_dof);
+        b->u_f_dof1 = Sv2u > 0 ? Svu * Svu / Sv2u : Gu;
+        b->u_f_dof2 = Svmu > 0 ? Svu * Svu / Svmu : INFINITY;
+        b->u_f_quantile = f_quantile(alpha_k / 2, b->u_f_dof1, b->u_f_dof2);
+        b->u_f = Svu > 0 ? SL2u / Svu : (SL2u > 0 ? INFINITY : 0);
+        if ((b->u_diff > b->u_t * b->u_se || b->u_f > b->u_f_quantile) && !ADM_MUTANT("group_ulps")) sig = 1;
+        noise = sqrt(2.0 / Gu) * ev->gvru[scope][k] / Gu;
+        p1 = sqrt(b->u_t * fmax(b->u_se, noise));
+        p2 = sqrt(fmax(0.0, b->u_f_quantile - 1) * fmax(Svu, ev->gvru[scope][k]) / Gu);
+        det = fmin(det, isfinite(p2) ? fmin(p1, p2) : p1);
+    }
+    b->failed = sig && b->excess > b->floor && !adm_mutant_group(scope, k);
+    b->detect = fmax(b->floor, det);
 }
 
 static void explain_bias(adm_verdict *v, int scope, int k, const adm_bias_test *b, double Dabs, int pooled)
@@ -638,11 +735,16 @@ static void explain_bias(adm_verdict *v, int scope, int k, const adm_bias_test *
         adm_h_fail_gate(v, ADM_GATE_BIAS, "%s leans by %.3g D against the reference path's %.3g D (%sfloor %.2g D, "
                         "%.1f standard errors): %s.", what[k], b->cand, b->ref, scale, b->floor, z, why[k]);
     } else {
+        char ulps[96] = "";
+        if (b->ulps_applicable)
+            snprintf(ulps, sizeof ulps, "; in ulps %.1f against %.2f, %.2f against %.2f",
+                     b->u_se > 0 ? b->u_diff / b->u_se : (b->u_diff > 0 ? INFINITY : 0), b->u_t, b->u_f,
+                     b->u_f_quantile);
         adm_h_fail_gate(v, ADM_GATE_BIAS, "Per-%s %s error has RMS %.3g D beyond noise against the reference path's "
-                        "%.3g D (%sfloor %.2g D, %.1f standard errors against %.2f, variance ratio %.2f against %.2f): a %s "
-                        "confined to %s.",
+                        "%.3g D (%sfloor %.2g D, %.1f standard errors against %.2f, variance ratio %.2f against %.2f%s): "
+                        "a %s confined to %s.",
                         scope == ADM_BIAS_CHANNEL ? "channel" : "row", kind_names[k], b->cand, b->ref, scale, b->floor,
-                        z, b->t, b->f, b->f_quantile, k == ADM_BIAS_GAIN ? "scale error" : "bias",
+                        z, b->t, b->f, b->f_quantile, ulps, k == ADM_BIAS_GAIN ? "scale error" : "bias",
                         scope == ADM_BIAS_CHANNEL ? "channels (a shifted bias vector, a channel scale)"
                                                   : "tokens (a per-token statistic rounded)");
     }
@@ -759,6 +861,9 @@ void adm_h_decide_numeric(adm_verdict *v, const adm_gate_config *cfg)
             napp += ulps_apply(ev, k); /* the mean's and the sign's second test, in ulps */
             napp += ev->gd[ADM_BIAS_CHANNEL][k].n >= 2;
             napp += ev->gd[ADM_BIAS_ROW][k].n >= 2;
+            /* the group statistics' second test, in ulps */
+            napp += ev->gd[ADM_BIAS_CHANNEL][k].n >= 2 && ev->gdu[ADM_BIAS_CHANNEL][k].n >= 2;
+            napp += ev->gd[ADM_BIAS_ROW][k].n >= 2 && ev->gdu[ADM_BIAS_ROW][k].n >= 2;
         }
         alpha_k = cfg->bias_alpha / (napp ? napp : 1);
         for (int s = 0; s < ADM_BIAS_SCOPES; s++)

@@ -28,7 +28,11 @@
 /* The raw sums of a group of elements (a row, a channel, the output), in
  * output units: count, sum of o, of |o|, of o^2, of (o u)^2, then for each
  * series (d = c - r, e_r, e_c) and kind (weight w = 1, sign(o), o u^2) the
- * sums of w x and (w x)^2. u is the element's inverse ulp at its
+ * sums of w x and (w x)^2, then the group tests in ulps' sums of d
+ * (RAW_UW: u d, (u d)^2, sign(o) u d, (sign(o) u d)^2; GATES.md, gate 2:
+ * each group's lean of a constant number of ulps, every element's term of
+ * the same spread; the gain's weight o u^2 is in ulps already, so its
+ * group test in ulps rescales the sums above). u is the element's inverse ulp at its
  * condition scale (gate 1's): the gain is the weighted least-squares slope
  * of the error on o with weights 1 / ulp^2, since a rounding error's
  * spread follows the element's ulp (bf16 errors grow with |o|). Unweighted,
@@ -36,7 +40,7 @@
  * and its noise (a robust standard error 2.3-2.6x the homoscedastic one
  * on RMSNorm, issue 16); weighted, every element counts in proportion to
  * its precision, and the slope estimated is the same gain. */
-enum { RAW_N, RAW_O, RAW_AO, RAW_O2, RAW_OU2, RAW_SER, RAW_NS = RAW_SER + 3 * 2 * ADM_BIAS_KINDS };
+enum { RAW_N, RAW_O, RAW_AO, RAW_O2, RAW_OU2, RAW_SER, RAW_UW = RAW_SER + 3 * 2 * ADM_BIAS_KINDS, RAW_NS = RAW_UW + 4 };
 enum { SER_D, SER_R, SER_C };
 
 /* Per block of ADM_SE_RB rows: the magnitude sums, maxima and the count of
@@ -344,7 +348,11 @@ ADM_SE_FN void adm_se_hist_slots(const adm_se_elem *e, int slot[4])
     ADM_SE_RAW_TERM_(X, SER_R, ADM_BIAS_GAIN, wg * (er))                  \
     ADM_SE_RAW_TERM_(X, SER_C, ADM_BIAS_MEAN, 1.0 * (ec))                 \
     ADM_SE_RAW_TERM_(X, SER_C, ADM_BIAS_SIGN, sg * (ec))                  \
-    ADM_SE_RAW_TERM_(X, SER_C, ADM_BIAS_GAIN, wg * (ec))
+    ADM_SE_RAW_TERM_(X, SER_C, ADM_BIAS_GAIN, wg * (ec))                 \
+    X(RAW_UW, 1.0 * ((d) * (u)))                                          \
+    X(RAW_UW + 1, ((d) * (u)) * ((d) * (u)))                              \
+    X(RAW_UW + 2, sg * ((d) * (u)))                                       \
+    X(RAW_UW + 3, (sg * ((d) * (u))) * (sg * ((d) * (u))))
 
 /* Adds one element to two groups at once (its row and its channel), each
  * term computed once. A path that fills one group alone passes a scratch

@@ -481,29 +481,47 @@ void adm_report_power_sentence(const adm_verdict *v, char *buf, size_t n)
     if (used < n) snprintf(buf + used, n - used, ".");
 }
 
-/* Gate 2's group statistic b's two tests (GATES.md, gate 2), as the gate
- * decides them: bit 1 the spread across the groups (U of d above t of its
- * standard errors), bit 2 the variance ratio (F above its quantile). *z is
- * U over its standard error, the number compared with t: 0 where U and its
- * standard error are both 0 (a candidate identical to its reference), so
- * that it is over t exactly where the gate's U > t se holds. */
-int adm_report_group_tests(const adm_bias_test *b, double *z)
+/* Which of a group statistic's tests is significant, as the gate decides
+ * them (harness/evidence.c test_group): U above t of its standard errors,
+ * F above its quantile, in D and in ulps. A spread's z is U over its
+ * standard error: 0 where both are 0 (a candidate identical to its
+ * reference), so that it is over t exactly where U > t se holds. */
+static double spread_z(double diff, double se) { return se > 0 ? diff / se : diff > 0 ? INFINITY : 0; }
+
+int adm_report_group_tests(const adm_bias_test *b, double *z, double *zu)
 {
-    *z = b->se > 0 ? b->diff / b->se : b->diff > 0 ? INFINITY : 0;
-    return (b->diff > b->t * b->se ? 1 : 0) | (b->f > b->f_quantile ? 2 : 0);
+    int sig = (b->diff > b->t * b->se ? 1 : 0) | (b->f > b->f_quantile ? 2 : 0);
+    *z = spread_z(b->diff, b->se);
+    *zu = 0;
+    if (b->ulps_applicable) {
+        *zu = spread_z(b->u_diff, b->u_se);
+        sig |= (b->u_diff > b->u_t * b->u_se ? 4 : 0) | (b->u_f > b->u_f_quantile ? 8 : 0);
+    }
+    return sig;
 }
 
-const char *adm_report_group_outcome(const adm_bias_test *b)
+void adm_report_group_outcome(const adm_bias_test *b, char *buf, size_t n)
 {
-    static const char *const failed[4] = {"failed", "failed by the spread", "failed by the variance ratio",
-                                          "failed by both"};
-    double z;
-    int sig = adm_report_group_tests(b, &z);
-    if (b->failed) return failed[sig];
-    return sig ? "significant, within its floor" : "passed";
+    static const char *const names[4] = {"the spread", "the variance ratio", "the spread in ulps",
+                                         "the variance ratio in ulps"};
+    double z, zu;
+    int sig = adm_report_group_tests(b, &z, &zu), left = 0;
+    size_t used;
+    if (!b->failed) {
+        snprintf(buf, n, "%s", sig ? "significant, within its floor" : "passed");
+        return;
+    }
+    for (int k = 0; k < 4; k++) left += sig >> k & 1;
+    used = (size_t)snprintf(buf, n, "failed%s", left ? " by" : "");
+    for (int k = 0, done = 0; k < 4 && used < n; k++) {
+        if (!(sig >> k & 1)) continue;
+        done++;
+        used += (size_t)snprintf(buf + used, n - used, "%s %s", done == 1 ? "" : done == left ? (left > 2 ? ", and" : " and") : ",",
+                                 names[k]);
+    }
 }
 
-/* Every applicable group statistic's two tests, each value against its
+/* Every applicable group statistic's tests, each value against its
  * threshold, and which decided a failure (failed_only: the failed ones
  * alone); empty where none applies (a 1-D output). */
 void adm_report_group_sentence(const adm_verdict *v, int failed_only, char *buf, size_t n)
@@ -513,14 +531,19 @@ void adm_report_group_sentence(const adm_verdict *v, int failed_only, char *buf,
     for (int sc = ADM_BIAS_CHANNEL; sc <= ADM_BIAS_ROW; sc++)
         for (int k = 0; k < ADM_BIAS_KINDS; k++) {
             const adm_bias_test *b = &v->bias[sc][k];
-            double z;
+            double z, zu;
+            char outcome[128], ulps[128] = "";
             if (!b->applicable || (failed_only && !b->failed)) continue;
-            adm_report_group_tests(b, &z);
+            adm_report_group_tests(b, &z, &zu);
+            adm_report_group_outcome(b, outcome, sizeof outcome);
+            if (b->ulps_applicable)
+                snprintf(ulps, sizeof ulps, "in ulps spread %.3g against %.3g, variance ratio %.3g against %.3g, ", zu,
+                         b->u_t, b->u_f, b->u_f_quantile);
             if (used < n)
                 used += (size_t)snprintf(buf + used, n - used, "%sper-%s %s: spread %.3g against %.3g standard errors, "
-                                         "variance ratio %.3g against %.3g, %s", used ? "; " : "Group tests: ",
+                                         "variance ratio %.3g against %.3g, %s%s", used ? "; " : "Group tests: ",
                                          adm_bias_scope_name(sc), adm_bias_kind_name(k), z, b->t, b->f, b->f_quantile,
-                                         adm_report_group_outcome(b));
+                                         ulps, outcome);
         }
     if (used && used < n) snprintf(buf + used, n - used, ".");
 }
@@ -702,7 +725,7 @@ void adm_report_print(const adm_report *r, FILE *f)
             adm_text_wrap(f, "   ", 6, width, note);
         }
         {
-            char pw[1024];
+            char pw[2048];
             adm_report_power_sentence(v, pw, sizeof pw);
             adm_text_wrap(f, "   ", 6, width, pw);
             adm_report_group_sentence(v, 0, pw, sizeof pw);
@@ -880,6 +903,18 @@ static adm_status render_json(const adm_report *r, char **out, size_t *len)
                         json_object_set_new(ko, "variance_ratio_dof",
                                             json_pack("[o,o]", num(bt->f_dof1), num(bt->f_dof2)));
                     }
+                    if (bt->ulps_applicable) { /* the group statistics' tests in ulps (GATES.md, gate 2) */
+                        json_t *uo = json_object();
+                        json_object_set_new(uo, "difference", num(bt->u_diff));
+                        json_object_set_new(uo, "standard_error", num(bt->u_se));
+                        json_object_set_new(uo, "t", num(bt->u_t));
+                        json_object_set_new(uo, "dof", num(bt->u_dof));
+                        json_object_set_new(uo, "variance_ratio", num(bt->u_f));
+                        json_object_set_new(uo, "variance_ratio_quantile", num(bt->u_f_quantile));
+                        json_object_set_new(uo, "variance_ratio_dof",
+                                            json_pack("[o,o]", num(bt->u_f_dof1), num(bt->u_f_dof2)));
+                        json_object_set_new(ko, "ulps", uo);
+                    }
                     json_object_set_new(ko, "detect", num(bt->detect));
                     json_object_set_new(so, adm_bias_kind_name(k), ko);
                 }
@@ -1023,7 +1058,7 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
             continue;
         }
         {
-            char pw[1024];
+            char pw[2048];
             adm_report_power_sentence(v, pw, sizeof pw);
             snprintf(tmp, sizeof tmp, "      <system-out>verdict %s; rms %.4gx, max %.4gx, ulp %.4gx; oracle: %s; ",
                      adm_tier_name(v->tier), v->rms_ratio, v->max_ratio_judged, v->ulp_ratio, adm_report_oracle_basis(v));
@@ -1042,7 +1077,7 @@ static adm_status render_junit(const adm_report *r, char **out, size_t *len)
             adm_buf_puts(&b, tmp);
             for (int g = 1; g < ADM_GATE_COUNT; g++)
                 if (!v->gate[g].passed && g != ADM_GATE_EXACT) {
-                    char gs[1024] = "";
+                    char gs[2048] = "";
                     adm_buf_xml(&b, adm_gate_name(g));
                     adm_buf_puts(&b, ": ");
                     adm_buf_xml(&b, v->gate[g].reason);

@@ -308,47 +308,67 @@ static void put_power(adm_buf *b, const adm_report_row *row)
     adm_buf_puts(b, "</tbody></table></div>");
 }
 
-/* Gate 2's group statistics, each tested twice (GATES.md, gate 2): the
- * spread across the groups in standard errors against Student's t at G - 1
- * degrees of freedom, the variance ratio against its F quantile at (h1,
- * h2), and which decided a failure. None on a 1-D output. */
+/* One test's cells: the value and its threshold with its degrees of
+ * freedom ("-" where the test does not apply). */
+static void put_test(adm_buf *b, int on, double x, double thr, double dof1, double dof2, int two)
+{
+    adm_buf_puts(b, "<td class=\"num\">");
+    if (on) put_g(b, "%.3g", x, "");
+    else adm_buf_puts(b, "&ndash;");
+    adm_buf_puts(b, "</td><td class=\"num\">");
+    if (on) {
+        put_g(b, "%.3g", thr, "");
+        adm_buf_puts(b, " (");
+        put_g(b, "%.3g", dof1, "");
+        if (two) {
+            adm_buf_puts(b, ", ");
+            put_g(b, "%.3g", dof2, "");
+        }
+        adm_buf_puts(b, ")");
+    } else {
+        adm_buf_puts(b, "&ndash;");
+    }
+    adm_buf_puts(b, "</td>");
+}
+
+/* Gate 2's group statistics, each tested in D and in ulps, twice each
+ * (GATES.md, gate 2): the spread across the groups in standard errors
+ * against Student's t at G - 1 degrees of freedom, the variance ratio
+ * against its F quantile at (h1, h2), and which decided a failure. None
+ * on a 1-D output. */
 static void put_groups(adm_buf *b, const adm_verdict *v)
 {
     int any = 0;
     for (int sc = ADM_BIAS_CHANNEL; sc <= ADM_BIAS_ROW; sc++)
         for (int k = 0; k < ADM_BIAS_KINDS; k++) any |= v->bias[sc][k].applicable;
     if (!any) return;
-    adm_buf_puts(b, "<h3>Group tests</h3><p class=\"note\">Each per-channel and per-row statistic is tested twice "
-                    "(gate 2): the spread of the groups' leans across the groups, in standard errors against "
-                    "Student's t at G &minus; 1 degrees of freedom, and the variance ratio against its F quantile at "
-                    "(h1, h2) degrees of freedom; either test, with the lean beyond its floor, fails it.</p>");
+    adm_buf_puts(b, "<h3>Group tests</h3><p class=\"note\">Each per-channel and per-row statistic is tested on "
+                    "the groups' leans in units of D and in ulps at the condition scale, twice each (gate 2): the "
+                    "spread of the leans across the groups, in standard errors against Student's t at G &minus; 1 "
+                    "degrees of freedom, and the variance ratio against its F quantile at (h1, h2) degrees of "
+                    "freedom; any test, with the lean beyond its floor, fails it.</p>");
     adm_buf_puts(b, "<div class=\"scroll\"><table><thead><tr><th scope=\"col\">statistic</th><th scope=\"col\" "
                     "class=\"num\">spread (standard errors)</th><th scope=\"col\" class=\"num\">t (dof)</th>"
                     "<th scope=\"col\" class=\"num\">variance ratio</th><th scope=\"col\" class=\"num\">F quantile "
-                    "(h1, h2)</th><th scope=\"col\">outcome</th></tr></thead><tbody>");
+                    "(h1, h2)</th><th scope=\"col\" class=\"num\">spread in ulps</th><th scope=\"col\" "
+                    "class=\"num\">t (dof)</th><th scope=\"col\" class=\"num\">variance ratio in ulps</th>"
+                    "<th scope=\"col\" class=\"num\">F quantile (h1, h2)</th><th scope=\"col\">outcome</th></tr>"
+                    "</thead><tbody>");
     for (int sc = ADM_BIAS_CHANNEL; sc <= ADM_BIAS_ROW; sc++)
         for (int k = 0; k < ADM_BIAS_KINDS; k++) {
             const adm_bias_test *bt = &v->bias[sc][k];
-            double z;
+            double z, zu;
+            char outcome[128];
             if (!bt->applicable) continue;
-            adm_report_group_tests(bt, &z);
-            adm_buf_printf(b, "<tr><th scope=\"row\">per-%s %s</th><td class=\"num\">", adm_bias_scope_name(sc),
-                           adm_bias_kind_name(k));
-            put_g(b, "%.3g", z, "");
-            adm_buf_puts(b, "</td><td class=\"num\">");
-            put_g(b, "%.3g", bt->t, "");
-            adm_buf_puts(b, " (");
-            put_g(b, "%.3g", bt->dof, "");
-            adm_buf_puts(b, ")</td><td class=\"num\">");
-            put_g(b, "%.3g", bt->f, "");
-            adm_buf_puts(b, "</td><td class=\"num\">");
-            put_g(b, "%.3g", bt->f_quantile, "");
-            adm_buf_puts(b, " (");
-            put_g(b, "%.3g", bt->f_dof1, "");
-            adm_buf_puts(b, ", ");
-            put_g(b, "%.3g", bt->f_dof2, "");
-            adm_buf_printf(b, ")</td><td><span class=\"badge %s\">%s</span></td></tr>", bt->failed ? "fail" : "pass",
-                           adm_report_group_outcome(bt));
+            adm_report_group_tests(bt, &z, &zu);
+            adm_report_group_outcome(bt, outcome, sizeof outcome);
+            adm_buf_printf(b, "<tr><th scope=\"row\">per-%s %s</th>", adm_bias_scope_name(sc), adm_bias_kind_name(k));
+            put_test(b, 1, z, bt->t, bt->dof, 0, 0);
+            put_test(b, 1, bt->f, bt->f_quantile, bt->f_dof1, bt->f_dof2, 1);
+            put_test(b, bt->ulps_applicable, zu, bt->u_t, bt->u_dof, 0, 0);
+            put_test(b, bt->ulps_applicable, bt->u_f, bt->u_f_quantile, bt->u_f_dof1, bt->u_f_dof2, 1);
+            adm_buf_printf(b, "<td><span class=\"badge %s\">%s</span></td></tr>", bt->failed ? "fail" : "pass",
+                           outcome);
         }
     adm_buf_puts(b, "</tbody></table></div>");
 }

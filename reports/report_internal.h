@@ -28,17 +28,22 @@ const char *adm_report_base(const char *p);
 const char *adm_report_oracle_basis(const adm_verdict *v);
 /* The verdict's power as one sentence ("Power: over ... could go unseen."). */
 void adm_report_power_sentence(const adm_verdict *v, char *buf, size_t n);
-/* Gate 2's group statistics (per channel, per row), each tested twice
- * (GATES.md, gate 2). adm_report_group_tests: which test is significant
- * (bit 1 the spread across the groups, bit 2 the variance ratio) and the
- * spread's statistic in standard errors; adm_report_group_outcome: "passed",
- * "failed by the spread", "... the variance ratio", "... both", or
+/* Gate 2's group statistics (per channel, per row), each tested in D and
+ * in ulps, twice each (GATES.md, gate 2). adm_report_group_tests: which
+ * tests are significant (bit 1 the spread across the groups, bit 2 the
+ * variance ratio, bits 4 and 8 the same in ulps) and each spread's
+ * statistic in standard errors (z in D, zu in ulps: 0 where it does not
+ * apply); adm_report_group_outcome: "passed", "failed by " the tests that
+ * decided ("the spread", "the variance ratio", "the spread in ulps", "the
+ * variance ratio in ulps", joined with commas and "and"), or
  * "significant, within its floor"; adm_report_group_sentence: every
  * applicable one ("Group tests: per-channel mean: spread 0.4 against 3.98
- * standard errors, variance ratio 1.02 against 1.43, passed; ...."), or the
- * failed ones alone; empty where none applies. */
-int adm_report_group_tests(const adm_bias_test *b, double *z);
-const char *adm_report_group_outcome(const adm_bias_test *b);
+ * standard errors, variance ratio 1.02 against 1.43, in ulps spread 0.7
+ * against 3.98, variance ratio 1.1 against 1.43, passed; ...."; the part in
+ * ulps where those tests apply), or the failed ones alone; empty where none
+ * applies. */
+int adm_report_group_tests(const adm_bias_test *b, double *z, double *zu);
+void adm_report_group_outcome(const adm_bias_test *b, char *buf, size_t n);
 void adm_report_group_sentence(const adm_verdict *v, int failed_only, char *buf, size_t n);
 /* What was run: date, admit, commit, host, then what the caller set; date
  * needs 32 bytes, host 256. */

@@ -70,37 +70,47 @@ PY
 checks=$((checks + 1))
 expect 1 "pooled (2 captures)" "sequential" -- "$admit" replay "$cap" "$cap" --claim sequential=lossless
 
-# The group statistics' two tests in the JSON report (GATES.md, gate 2):
-# every applicable per-channel and per-row statistic gives its variance
-# ratio beside t; the global ones do not; a failed group statistic failed
-# one of the two tests, a passed one neither (beyond its floor)
+# The group statistics' tests in the JSON report (GATES.md, gate 2): every
+# applicable per-channel and per-row statistic gives its variance ratio
+# beside t, and the same two tests in ulps ("ulps"); the global ones do
+# not; a failed group statistic failed one of the four tests, a passed one
+# none (beyond its floor); fp8_operand's per-token gain fails by the tests
+# in ulps alone
 expect 1 "fp8_operand" -- "$admit" replay "$src/captures/data/flux_fc1_gelu_small.h5" --claim fp8_operand=lossless --json groups.json
 /usr/bin/python3 - groups.json <<'PY' || { echo "FAIL: groups.json"; fails=$((fails + 1)); }
 import json, sys
 rows = json.load(open(sys.argv[1]))["results"]
-failed = 0
+failed = by_ulps_alone = 0
 for r in rows:
     b = r["bias"]
     for k, t in b["global"].items():
-        assert "variance_ratio" not in t, (r["candidate"], k)
+        assert "variance_ratio" not in t and "ulps" not in t, (r["candidate"], k)
     for sc in ("channel", "row"):
         for k, t in b[sc].items():
             if not t["applicable"]:
                 continue
             q, f, dof = t["variance_ratio_quantile"], t["variance_ratio"], t["variance_ratio_dof"]
             assert q > 1 and len(dof) == 2 and dof[0] > 0, (r["candidate"], sc, k, t)
+            u = t["ulps"]
+            assert u["variance_ratio_quantile"] > 1 and u["dof"] > 0 and u["t"] > 1, (r["candidate"], sc, k, u)
             by_t = t["difference"] > t["t"] * t["standard_error"]
             by_f = f > q
+            by_u = u["difference"] > u["t"] * u["standard_error"] or u["variance_ratio"] > u["variance_ratio_quantile"]
             beyond = t["excess"] > t["floor"]
-            assert t["failed"] == ((by_t or by_f) and beyond), (r["candidate"], sc, k, t)
+            assert t["failed"] == ((by_t or by_f or by_u) and beyond), (r["candidate"], sc, k, t)
             failed += t["failed"]
+            by_ulps_alone += t["failed"] and not (by_t or by_f)
+            if r["candidate"] == "fp8_operand" and (sc, k) == ("row", "gain"):
+                assert t["failed"] and not (by_t or by_f), ("fp8_operand's per-token gain", t)
 assert failed >= 2, "fp8_operand's and truncate's group leans went unseen"
+assert by_ulps_alone >= 1, "no group statistic failed by its tests in ulps alone"
 PY
 checks=$((checks + 1))
 
 # ... and in the terminal, JUnit and HTML reports (issue 16): every
-# applicable group statistic with both tests, each value against its
-# threshold as the JSON has them, and which test decided a failure; the
+# applicable group statistic with its four tests (in D and in ulps), each
+# value against its threshold as the JSON has them, and which tests decided
+# a failure; the
 # three captures hold a failure by the spread alone (causal attention's
 # math_bf16, per-row sign), by the variance ratio alone (the linear's
 # fp8_operand, per-row sign and gain), by both (the GELU's truncate), one
@@ -115,11 +125,24 @@ import json, re, sys, xml.etree.ElementTree as ET
 rows = json.load(open(sys.argv[1]))["results"]
 term, page = open(sys.argv[2]).read(), open(sys.argv[4]).read()
 cases = ET.parse(sys.argv[3]).getroot().find("testsuite").findall("testcase")
-words = {1: "failed by the spread", 2: "failed by the variance ratio", 3: "failed by both"}
+names = ("the spread", "the variance ratio", "the spread in ulps", "the variance ratio in ulps")
+def outcome(sig):
+    """the tests that decided, as the reports join them"""
+    d = [names[k] for k in range(4) if sig >> k & 1]
+    if not d:
+        return "failed"
+    if len(d) == 1:
+        return "failed by " + d[0]
+    if len(d) == 2:
+        return "failed by %s and %s" % tuple(d)
+    return "failed by " + ", ".join(d[:-1]) + ", and " + d[-1]
 def g(x):
     return "%.3g" % x
+def z_of(d, se):
+    return d / se if se > 0 else (float("inf") if d > 0 else 0.0)
 def want(r, failed_only):
-    """(statistic, spread, t, ratio, quantile, outcome) of each applicable group statistic, as the JSON has them"""
+    """(statistic, spread, t, ratio, quantile, ulps part, outcome) of each applicable group statistic, as the JSON
+    has them"""
     out = []
     for sc in ("channel", "row"):
         for k in ("mean", "sign", "gain"):
@@ -127,14 +150,19 @@ def want(r, failed_only):
             if not t["applicable"] or (failed_only and not t["failed"]):
                 continue
             d, se = t["difference"], t["standard_error"]
-            z = d / se if se > 0 else (float("inf") if d > 0 else 0.0)
             f, q = t["variance_ratio"], t["variance_ratio_quantile"]
             sig = (d > t["t"] * se) + 2 * (f > q)
-            what = words[sig] if t["failed"] else "significant, within its floor" if sig else "passed"
-            out.append(("per-%s %s" % (sc, k), g(z), g(t["t"]), g(f), g(q), what))
+            u, up = t.get("ulps"), ""
+            if u:
+                sig += 4 * (u["difference"] > u["t"] * u["standard_error"]) + 8 * (u["variance_ratio"] > u["variance_ratio_quantile"])
+                up = "in ulps spread %s against %s, variance ratio %s against %s, " % (
+                    g(z_of(u["difference"], u["standard_error"])), g(u["t"]), g(u["variance_ratio"]), g(u["variance_ratio_quantile"]))
+            what = outcome(sig) if t["failed"] else "significant, within its floor" if sig else "passed"
+            out.append(("per-%s %s" % (sc, k), g(z_of(d, se)), g(t["t"]), g(f), g(q), up, what))
     return out
 item = re.compile(r"(per-(?:channel|row) (?:mean|sign|gain)): spread (\S+) against (\S+) standard errors, "
-                  r"variance ratio (\S+) against (\S+), ([a-z ,]+?)(?:;|\.$)")
+                  r"variance ratio (\S+) against (\S+), (in ulps spread \S+ against \S+, variance ratio \S+ against \S+, )?"
+                  r"([a-z ,]+?)(?:;|\.$)")
 def sentence(text):
     m = re.search(r"Group tests: (.*?\.)(?: [A-Z]|$)", " ".join(text.split()))
     return item.findall(m.group(1)) if m else []
@@ -145,7 +173,7 @@ seen, failures = set(), 0
 for i, r in enumerate(rows):
     w = want(r, False)
     assert len(w) == 6, (r["candidate"], w)
-    seen |= {x[5] for x in w}
+    seen |= {x[6] for x in w}
     assert sentence(blocks[i]) == w, ("terminal", r["candidate"], sentence(blocks[i]), w)
     assert sentence(cases[i].find("system-out").text) == w, ("junit", r["candidate"])
     fl = cases[i].find("failure")
@@ -155,11 +183,20 @@ for i, r in enumerate(rows):
     sec = re.search(r'<section class="entry" id="e%d">(.*?)</section>' % (i + 1), page, re.S).group(1)
     tab = re.search(r"<h3>Group tests</h3>.*?<tbody>(.*?)</tbody>", sec, re.S).group(1)
     cells = re.findall(r'<tr><th scope="row">([^<]+)</th><td class="num">(\S+)</td><td class="num">(\S+) \([^)]*\)</td>'
-                       r'<td class="num">(\S+)</td><td class="num">(\S+) \([^)]*\)</td><td><span class="badge '
+                       r'<td class="num">(\S+)</td><td class="num">(\S+) \([^)]*\)</td>'
+                       r'<td class="num">(\S+)</td><td class="num">(\S+?)(?: \([^)]*\))?</td>'
+                       r'<td class="num">(\S+)</td><td class="num">(\S+?)(?: \([^)]*\))?</td><td><span class="badge '
                        r'(?:pass|fail)">([^<]+)</span></td></tr>', tab)
-    assert cells == w, ("html", r["candidate"], cells, w)
+    def html_ulps(c):
+        return "" if c[5] == "&ndash;" else "in ulps spread %s against %s, variance ratio %s against %s, " % c[5:9]
+    assert [c[:5] + (html_ulps(c), c[9]) for c in cells] == w, ("html", r["candidate"], cells, w)
 assert failures == 4, failures  # truncate, both fp8_operand, math_bf16: each failure names its deciding tests
-assert seen == set(words.values()) | {"passed", "significant, within its floor"}, seen
+# outcomes of every kind: passed, significant within its floor, failed by
+# the tests in ulps alone and by a test in D with them
+d_test = re.compile(r"the (?:spread|variance ratio)(?! in ulps)")
+assert {"passed", "significant, within its floor"} <= seen, seen
+assert any(x.startswith("failed") and "in ulps" in x and not d_test.search(x) for x in seen), seen
+assert any(x.startswith("failed") and d_test.search(x) for x in seen), seen
 PY
 checks=$((checks + 1))
 

@@ -12,7 +12,7 @@ fails=0
 
 # name: the Check case that must catch it
 table="mean:Bias sign:Bias gain:Bias
-channel_mean:Bias channel_sign:Bias channel_gain:Bias row_mean:Bias row_sign:Bias row_gain:Bias
+channel_mean:Bias channel_sign:Bias channel_gain:Bias row_mean:Bias row_sign:Bias row_gain:Bias group_ulps:Bias
 rms:Faults max:Faults ulp:Reassociation flip:Faults
 special:Special special_case:Special strides:Special
 static_precision:Faults static_ulps:Special static_stable:Special
