@@ -13,8 +13,10 @@ extern "C" {
 #endif
 
 #define ADM_STATS_CUDA_PART "harness"
-/* Raise on any change to the table or to a structure that crosses. */
-#define ADM_STATS_CUDA_ABI 2
+/* Raise on any change to the table or to a structure that crosses, the
+ * layout of the raw sums' arrays included (harness/stat_elem.h: RAW_NS,
+ * MG_NS, HIST_BLOCK; 3: RAW_NS 27). */
+#define ADM_STATS_CUDA_ABI 3
 
 /* One output of R rows x N channels in the partition of
  * harness/stat_elem.h (ns stripes, nb blocks), the oracle's values o and
