@@ -17,7 +17,7 @@
 extern "C" {
 #include "adm_candidates.h"
 #include "adm_cuda.h"
-#include "adm_cuda_module.h"
+#include "candidates_cuda.h"
 #include "adm_trace.h"
 }
 #include "adm_cuda_check.h"

@@ -33,7 +33,8 @@ ADM_API adm_status adm_cuda_select(int device);
  * such as reading a capture. It reports nothing: the calls that need the
  * GPU report what fails, as without it, and find done whatever it has
  * done. At most one at a time; call it and adm_cuda_warm_wait from one
- * thread. Built without CUDA: nothing. */
+ * thread. Built without CUDA: nothing. (Defined in harness/cuda_warm.c,
+ * which knows the parts it warms; core does not.) */
 enum { ADM_CUDA_WARM_ORACLE = 1, ADM_CUDA_WARM_IMPL = 2 };
 ADM_API void adm_cuda_warm_start(int device, unsigned what);
 /* Waits for adm_cuda_warm_start's thread to end (nothing where none
@@ -59,7 +60,8 @@ ADM_API adm_status adm_cuda_convert_f32_range(adm_dtype dt, adm_round mode, unsi
  * expf, tanhf, erff and expm1f (candidates/adm_libm.h, in the build of
  * expf the host's libm runs), on the device over the consecutive fp32
  * encodings first, first+1, ..., first+n-1; out[i] is the result's
- * encoding. For tests that prove the port on a machine's libm. */
+ * encoding. For tests that prove the port on a machine's libm. (Defined
+ * in candidates/cuda_impl_load.c: the candidates' part of the module.) */
 enum { ADM_CUDA_LIBM_EXPF = 0, ADM_CUDA_LIBM_TANHF = 1, ADM_CUDA_LIBM_ERFF = 2, ADM_CUDA_LIBM_EXPM1F = 3 };
 ADM_API adm_status adm_cuda_libm_f32_range(int fn, uint32_t first, uint32_t *out, size_t n);
 

@@ -120,7 +120,10 @@ extern "C" adm_status adm_cuda_select(int device)
     return ADM_OK;
 }
 
-extern "C" adm_status adm_cuda_warm(int device, unsigned what)
+/* The module's side of adm_cuda_warm_device: the device selected where
+ * device >= 0 (on the calling thread) and its context created; what else
+ * a program warms is its parts' (harness/cuda_warm.c). */
+extern "C" adm_status adm_cuda_warm_module(int device)
 {
     int count = 0;
     double t;
@@ -129,9 +132,6 @@ extern "C" adm_status adm_cuda_warm(int device, unsigned what)
     t = adm_trace_ms();
     ADM_CUDA_CHECK(cudaFree(0)); /* the context, where cudaSetDevice has not made it */
     adm_trace_part("cuda.warm_context", t, -1);
-    /* run's implementations come before its oracle */
-    if (what & ADM_CUDA_WARM_IMPL) ADM_TRY(adm_cuda_impl_warm());
-    if (what & ADM_CUDA_WARM_ORACLE) ADM_TRY(adm_o_cuda_warm());
     return ADM_OK;
 }
 

@@ -1,19 +1,15 @@
-/* The CUDA module's side of core/adm_cuda_module.h: its entry point and
- * table, and the libadmit functions its CUDA code calls, defined here
- * under their own names and forwarded to the host's table. The link
- * (core/cuda_module.map) keeps every name here local but the entry point,
- * so these never stand in for libadmit's own. */
+/* The CUDA module's side of core/adm_cuda_module.h: its entry point, the
+ * core functions its CUDA code calls, defined here under their own names
+ * and forwarded to the host's table, and core's part. The link
+ * (core/cuda_module.map) keeps every name here local but the entry point
+ * and the parts, so these never stand in for libadmit's own. Like the
+ * loader, this knows no other module: each part is defined beside its
+ * device code. */
 #include "adm_cuda_module.h"
 #include "adm_cuda.h"
-#include "adm_candidates.h"
-#include "cuda_twins.h"
-#include "adm_toy.h"
-#include "oracle_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>
-
-_Static_assert(ADM_TOY_NCCL_ID_BYTES == 128, "adm_cuda_module's NCCL id is 128 bytes");
 
 static const adm_cuda_host *host;
 
@@ -55,75 +51,31 @@ double adm_tensor_get(const adm_tensor *t, int64_t i) { return host->tensor_get(
 
 adm_status adm_tensor_to_f64(const adm_tensor *t, double *out) { return host->tensor_to_f64(t, out); }
 
-const char *adm_op_name(const adm_op *op) { return host->op_name(op); }
+uint32_t adm_cuda_module_open(const adm_cuda_host *h);
 
-const char *adm_op_input_name(const adm_op *op, int i) { return host->op_input_name(op, i); }
-
-adm_op_id adm_op_id_of(const adm_op *op) { return (adm_op_id)host->op_id_of(op); }
-
-void adm_o_rows(const adm_tensor *t, int64_t K, int64_t r0, int64_t r1, double *out)
-{
-    host->o_rows(t, K, r0, r1, out);
-}
-
-adm_status adm_o_need_narrow(const adm_tensor *t, const char *op, const char *name)
-{
-    return host->o_need_narrow(t, op, name);
-}
-
-/* adm_cuda_twin's enum crosses as an int */
-static adm_status twin(int which, const adm_op_params *p, const adm_tensor *const *in, adm_tensor *out)
-{
-    return adm_cuda_twin((adm_twin)which, p, in, out);
-}
-
-static const adm_cuda_module table = {
-    ADM_CUDA_MODULE_ABI,
-    sizeof(adm_cuda_module),
-    adm_cuda_device_count,
-    adm_cuda_device_name,
-    adm_cuda_select,
-    adm_cuda_convert_f32,
-    adm_cuda_convert_f32_range,
-    adm_o_cuda_usable,
-    adm_o_cuda_gemm,
-    adm_o_cuda_elementwise,
-    adm_o_cuda_bench_gemm,
-    adm_o_cuda_reduce,
-    adm_o_cuda_norm,
-    adm_o_cuda_attention,
-    adm_o_cuda_linattn,
-    adm_o_cuda_quantize,
-    adm_cuda_linear_gelu,
-    twin,
-    adm_cuda_libm_f32_range,
-    adm_toy_cuda_select,
-    adm_toy_cuda_gemm_bf16,
-    adm_toy_nccl_unique_id,
-    adm_toy_nccl_init,
-    adm_toy_nccl_allreduce_bf16,
-    adm_toy_nccl_free,
-    adm_stats_cuda_open,
-    adm_stats_cuda_run,
-    adm_stats_cuda_close,
-    adm_stats_cuda_borrowed,
-    adm_o_cuda_forget,
-    adm_cuda_warm,
-    adm_o_cuda_stale,
-    adm_o_cuda_fetch,
-    adm_o_cuda_scan,
-    adm_stats_cuda_scale,
-    adm_stats_cuda_flip,
-};
-
-const adm_cuda_module *adm_cuda_module_open(const adm_cuda_host *h);
-
-const adm_cuda_module *adm_cuda_module_open(const adm_cuda_host *h)
+uint32_t adm_cuda_module_open(const adm_cuda_host *h)
 {
     if (!h || h->abi != ADM_CUDA_MODULE_ABI || h->size != sizeof(adm_cuda_host) ||
-        h->tensor_size != sizeof(adm_tensor) || h->o_ctx_size != sizeof(adm_o_ctx) ||
-        h->op_params_size != sizeof(adm_op_params))
-        return NULL;
+        h->tensor_size != sizeof(adm_tensor))
+        return 0;
     host = h;
-    return &table;
+    return ADM_CUDA_MODULE_ABI;
+}
+
+static const adm_cuda_core_part core_part = {
+    .head = {ADM_CUDA_CORE_ABI, sizeof(adm_cuda_core_part)},
+    .device_count = adm_cuda_device_count,
+    .device_name = adm_cuda_device_name,
+    .device_select = adm_cuda_select,
+    .convert_f32 = adm_cuda_convert_f32,
+    .convert_f32_range = adm_cuda_convert_f32_range,
+    .warm = adm_cuda_warm_module,
+};
+
+const adm_cuda_part_head *adm_cuda_part_core(const adm_cuda_part_head *h);
+
+const adm_cuda_part_head *adm_cuda_part_core(const adm_cuda_part_head *h)
+{
+    (void)h; /* core's part calls nothing but the host table */
+    return &core_part.head;
 }

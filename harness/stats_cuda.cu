@@ -19,7 +19,8 @@
 
 extern "C" {
 #include "stat_elem.h"
-#include "adm_cuda_module.h"
+#include "stats_cuda.h"
+#include "oracle_cuda.h"
 #include "adm_trace.h"
 }
 #include "adm_cuda_check.h"

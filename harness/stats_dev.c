@@ -1,8 +1,10 @@
 /* Gates 1 and 2's raw sums on the GPU: the host's side of
- * harness/stats_cuda.cu, through the CUDA module's table. */
+ * harness/stats_cuda.cu, through the harness's part of the CUDA module
+ * (harness/stats_cuda.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "harness_internal.h"
-#include "adm_cuda_module.h"
+#include "adm_cuda.h"
+#include "stats_cuda.h"
 #include "adm_trace.h"
 
 #include <stdio.h>
@@ -18,7 +20,7 @@ double adm_h_now(void)
 }
 
 struct adm_h_stats_dev {
-    const adm_cuda_module *m;
+    const adm_stats_cuda_part *m;
     void *sess;
     const adm_tensor *oracle, *cond, *ref;
     int64_t R, N, ns, nb;
@@ -40,6 +42,7 @@ adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond
 {
     adm_h_stats_dev *d;
     adm_stats_dev_desc desc;
+    const adm_cuda_part_head *h;
     int64_t n = adm_tensor_numel(oracle);
     adm_status st;
     *out = NULL;
@@ -48,13 +51,14 @@ adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond
         return ADM_FAIL(ADM_ERR_UNSUPPORTED, "statistics on the GPU: contiguous outputs of bf16, fp16, fp32 or "
                         "fp64 only (the reference is %s)", adm_dtype_name(ref->dtype));
     if (!(d = calloc(1, sizeof *d))) return ADM_FAIL(ADM_ERR_NOMEM, "statistics on the GPU: out of memory");
-    if ((st = adm_cuda_module_get(&d->m)) != ADM_OK) {
+    if ((st = adm_cuda_module_part(ADM_STATS_CUDA_PART, ADM_STATS_CUDA_ABI, sizeof *d->m, NULL, &h)) != ADM_OK) {
         free(d);
         return st;
     }
+    d->m = (const adm_stats_cuda_part *)h;
     {
         int count = 0;
-        if (d->m->device_count(&count) != ADM_OK || count < 1) {
+        if (adm_cuda_device_count(&count) != ADM_OK || count < 1) {
             free(d);
             return ADM_FAIL(ADM_ERR_NO_DEVICE, "statistics on the GPU: no CUDA device");
         }
@@ -75,11 +79,11 @@ adm_status adm_h_stats_dev_open(const adm_tensor *oracle, const adm_tensor *cond
     desc.o = oracle->data;
     desc.cond = cond ? (const double *)cond->data + cond->offset : NULL;
     desc.ref = first_elem(ref);
-    if ((st = d->m->stats_open(&desc, &d->sess)) != ADM_OK) {
+    if ((st = d->m->open(&desc, &d->sess)) != ADM_OK) {
         free(d);
         return st;
     }
-    d->borrowed = d->m->stats_borrowed(d->sess);
+    d->borrowed = d->m->borrowed(d->sess);
     *out = d;
     return ADM_OK;
 }
@@ -117,7 +121,7 @@ adm_status adm_h_stats_dev_resolve_scale(adm_h_stats_dev *d, double *scale)
     double *part = malloc(sizeof *part * (size_t)(3 * nb + 1));
     adm_status st;
     if (!part) return ADM_FAIL(ADM_ERR_NOMEM, "statistics on the GPU: out of memory");
-    if ((st = d->m->stats_scale(d->sess, part)) == ADM_OK) *scale = adm_h_scale_from_blocks(part, nb);
+    if ((st = d->m->scale(d->sess, part)) == ADM_OK) *scale = adm_h_scale_from_blocks(part, nb);
     free(part);
     return st;
 }
@@ -135,13 +139,13 @@ adm_status adm_h_stats_dev_flip(adm_h_stats_dev *d, const adm_judge_input *in, c
     fd.has_nan = sr.has_nan;
     fd.threshold = sr.threshold;
     fd.maxf = sr.maxf;
-    return d->m->stats_flip(d->sess, &fd, cnt);
+    return d->m->flip(d->sess, &fd, cnt);
 }
 
 void adm_h_stats_dev_free(adm_h_stats_dev *d)
 {
     if (!d) return;
-    d->m->stats_close(d->sess);
+    d->m->close(d->sess);
     free(d);
 }
 
@@ -158,7 +162,7 @@ adm_status adm_h_stats_dev_raw(adm_h_stats_dev *d, const adm_judge_input *in, ad
         return ADM_FAIL(ADM_ERR_INVALID, "statistics on the GPU: the output is not the one uploaded");
     int64_t first[2];
     d->last = NULL;
-    ADM_TRY(d->m->stats_run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph, first));
+    ADM_TRY(d->m->run(d->sess, first_elem(in->cand), in->cand->dtype, s->rows, s->chans, s->mg, s->ph, first));
     d->last = in->cand;
     s->merged = 1; /* the module adds the stripes on the device */
     s->first_kind = first[0];

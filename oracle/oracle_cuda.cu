@@ -23,7 +23,7 @@
 #include <mpfr.h> /* before the extern "C" block: gmp.h brings C++ headers */
 extern "C" {
 #include "oracle_internal.h"
-#include "adm_cuda_module.h"
+#include "oracle_cuda.h"
 #include "adm_trace.h"
 }
 #include "adm_cuda_check.h"

@@ -10,7 +10,8 @@
  * compute with gives this host's libm's bits on every fp32 input, on the
  * host and on the device. Exits 77 (skipped) where no GPU is usable,
  * after case Module, which needs none: the CUDA code is a module loaded on
- * first GPU use (core/adm_cuda_module.h), never before. CK_RUN_CASE picks
+ * first GPU use (core/adm_cuda_module.h), never before, each of whose
+ * parts is found by name and refused from another build. CK_RUN_CASE picks
  * one case; ci/gpu-test runs them on a GPU machine. */
 #include "adm_core.h"
 #include "adm_cuda.h"
@@ -20,6 +21,12 @@
 #include "adm_harness.h"
 #include "adm_libm.h"
 #include "harness_internal.h"
+#include "adm_cuda_module.h"
+#include "oracle_internal.h"
+#include "oracle_cuda.h"
+#include "stats_cuda.h"
+#include "candidates_cuda.h"
+#include "toy_cuda.h"
 
 #include <check.h>
 #include <dlfcn.h>
@@ -1518,6 +1525,74 @@ START_TEST(test_oracle_on_device)
 }
 END_TEST
 
+/* The parts of a loaded module (check_cuda_ModuleParts: ADM_CUDA_MODULE
+ * names this build's module, which loads without a GPU): each found by
+ * its name with its host side's ABI and size, and refused, saying which
+ * part and which versions, where the ABI or the size differs, where the
+ * part refuses the host table, or where there is no such part. */
+static void part_refused(const char *name, uint32_t abi, size_t size, const adm_cuda_part_head *host,
+                         const char *says)
+{
+    const adm_cuda_part_head *p = (const adm_cuda_part_head *)1;
+    char quoted[64];
+    ck_assert_int_eq(adm_cuda_module_part(name, abi, size, host, &p), ADM_ERR_NO_DEVICE);
+    ck_assert_ptr_null(p);
+    snprintf(quoted, sizeof quoted, "\"%s\"", name);
+    ck_assert_msg(strstr(adm_error_message(), quoted) && strstr(adm_error_message(), says) &&
+                      strstr(adm_error_message(), getenv("ADM_CUDA_MODULE")),
+                  "part %s (ABI %u, %zu bytes): '%s' does not name the part, the module and '%s'", name, abi, size,
+                  adm_error_message(), says);
+}
+
+static void check_parts(void)
+{
+    static const struct {
+        const char *name;
+        uint32_t abi;
+        size_t size;
+    } parts[] = {
+        {ADM_CUDA_CORE_PART, ADM_CUDA_CORE_ABI, sizeof(adm_cuda_core_part)},
+        {ADM_O_CUDA_PART, ADM_O_CUDA_ABI, sizeof(adm_o_cuda_part)},
+        {ADM_STATS_CUDA_PART, ADM_STATS_CUDA_ABI, sizeof(adm_stats_cuda_part)},
+        {ADM_CAND_CUDA_PART, ADM_CAND_CUDA_ABI, sizeof(adm_cand_cuda_part)},
+        {ADM_TOY_CUDA_PART, ADM_TOY_CUDA_ABI, sizeof(adm_toy_cuda_part)},
+    };
+    /* a host table right but for its version, then but for its size */
+    adm_o_cuda_host bad_o = {{ADM_O_CUDA_ABI + 1, sizeof(adm_o_cuda_host)}, sizeof(adm_o_ctx), sizeof(adm_op_params),
+                             NULL, NULL, NULL, NULL, NULL};
+    adm_cand_cuda_host cand = {{ADM_CAND_CUDA_ABI, sizeof(adm_cand_cuda_host)}, sizeof(adm_op_params) + 8};
+    const adm_cuda_part_head *p;
+    char says[96];
+    size_t i;
+    ck_assert(adm_cuda_module_loaded());
+    /* refused hosts first: a part found is kept with the host it took */
+    part_refused(ADM_O_CUDA_PART, ADM_O_CUDA_ABI, sizeof(adm_o_cuda_part), &bad_o.head, "refuses");
+    bad_o.head.abi = ADM_O_CUDA_ABI;
+    bad_o.head.size = sizeof(adm_o_cuda_host) + 8;
+    part_refused(ADM_O_CUDA_PART, ADM_O_CUDA_ABI, sizeof(adm_o_cuda_part), &bad_o.head, "refuses");
+    part_refused(ADM_O_CUDA_PART, ADM_O_CUDA_ABI, sizeof(adm_o_cuda_part), NULL, "refuses");
+    part_refused(ADM_CAND_CUDA_PART, ADM_CAND_CUDA_ABI, sizeof(adm_cand_cuda_part), &cand.head, "refuses");
+    cand.op_params_size = sizeof(adm_op_params);
+    ck_assert_msg(adm_cuda_module_part(ADM_CAND_CUDA_PART, ADM_CAND_CUDA_ABI, sizeof(adm_cand_cuda_part), &cand.head,
+                                       &p) == ADM_OK, "%s", adm_error_message());
+    /* the oracle's part with the oracle's own host table */
+    (void)adm_o_cuda_usable();
+    adm_error_clear();
+    part_refused("no_such_part", 1, 8, NULL, ADM_CUDA_PART_PREFIX "no_such_part");
+    for (i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        p = NULL;
+        ck_assert_msg(adm_cuda_module_part(parts[i].name, parts[i].abi, parts[i].size, NULL, &p) == ADM_OK,
+                      "part %s: %s", parts[i].name, adm_error_message());
+        ck_assert_ptr_nonnull(p);
+        ck_assert_uint_eq(p->abi, parts[i].abi);
+        ck_assert_uint_eq(p->size, parts[i].size);
+        snprintf(says, sizeof says, "this libadmit's ABI %u and %zu bytes", parts[i].abi + 1, parts[i].size);
+        part_refused(parts[i].name, parts[i].abi + 1, parts[i].size, NULL, says);
+        snprintf(says, sizeof says, "this libadmit's ABI %u and %zu bytes", parts[i].abi, parts[i].size + 8);
+        part_refused(parts[i].name, parts[i].abi, parts[i].size + 8, NULL, says);
+    }
+}
+
 START_TEST(test_module)
 {
     const char *env = getenv("ADM_CUDA_MODULE");
@@ -1536,6 +1611,10 @@ START_TEST(test_module)
         ck_assert_int_eq(st, ADM_ERR_NO_DEVICE);
         ck_assert_ptr_nonnull(strstr(adm_error_message(), "built without CUDA"));
         ck_assert(!mapped("libcudart"));
+    } else if (env && *env && getenv("ADM_CHECK_PARTS")) {
+        ck_assert_msg(mapped("libadmit_cuda"), "the CUDA module %s is not loaded: %s", env,
+                      st == ADM_OK ? "" : adm_error_message());
+        check_parts();
     } else if (env && *env) {
         ck_assert_int_eq(st, ADM_ERR_NO_DEVICE);
         ck_assert_msg(strstr(adm_error_message(), env) != NULL, "message '%s' does not name %s", adm_error_message(), env);
