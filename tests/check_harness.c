@@ -1306,33 +1306,43 @@ START_TEST(test_rms_ratio_heteroscedastic)
 }
 END_TEST
 
-/* One capture of 64 outputs (4 tokens x 16 channels of DiT-like
- * activations, outlier channels included) through the tanh GELU: the eager
- * reference (GELU in fp32, rounded to bf16) and a fused candidate (the
- * oracle rounded to fp32, nudged by `nudge` of an output ulp, rounded to
- * bf16), as bench_power's gelu rows. */
-static void gelu64(uint64_t seed, double nudge, adm_oracle_result *orc, adm_tensor *r, adm_tensor *c)
+/* GELU outputs of `tokens` x `channels` DiT-like activations (outlier
+ * channels included, whose ulps are 8-64x the rest) through the tanh
+ * GELU: the eager reference (GELU in fp32, rounded to bf16) and a fused
+ * candidate (the oracle rounded to fp32, nudged by `nudge` of an output
+ * ulp, rounded to bf16), as bench_power's gelu rows; alternate: +nudge on
+ * even channels and -nudge on odd ones (a per-channel lean of a constant
+ * number of ulps whose global mean is about 0). */
+static void gelu_out(uint64_t seed, int64_t tokens, int64_t channels, double nudge, int alternate,
+                     adm_oracle_result *orc, adm_tensor *r, adm_tensor *c)
 {
     adm_synth_config sc;
     adm_tensor x;
     const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, NULL};
     adm_synth_config_default(&sc);
     sc.seed = seed;
-    sc.tokens = 4;
-    sc.channels = 16;
+    sc.tokens = tokens;
+    sc.channels = channels;
     gr_cols(&sc, &x);
     oracle_of("gelu", "{\"approximate\":\"tanh\"}", in, orc);
     ck_assert_int_eq(adm_tensor_alloc(r, ADM_BF16, 2, x.shape), ADM_OK);
     ck_assert_int_eq(adm_tensor_alloc(c, ADM_BF16, 2, x.shape), ADM_OK);
-    for (int64_t i = 0; i < 64; i++) {
+    for (int64_t i = 0; i < tokens * channels; i++) {
         uint64_t b;
         double pre = (double)(float)((double *)orc->value.data)[i];
+        double k = alternate && (i % channels) % 2 ? -nudge : nudge;
         adm_format_encode(ADM_BF16, adm_emu_gelu_f32((float)adm_tensor_get(&x, i), ADM_GELU_TANH), ADM_RNE, 0, &b);
         adm_tensor_set_bits(r, i, b);
-        adm_format_encode(ADM_BF16, pre + nudge * adm_format_ulp(ADM_BF16, pre), ADM_RNE, 0, &b);
+        adm_format_encode(ADM_BF16, pre + k * adm_format_ulp(ADM_BF16, pre), ADM_RNE, 0, &b);
         adm_tensor_set_bits(c, i, b);
     }
     adm_tensor_free(&x);
+}
+
+/* One capture of 64 outputs (4 tokens x 16 channels), a nudge on every element. */
+static void gelu64(uint64_t seed, double nudge, adm_oracle_result *orc, adm_tensor *r, adm_tensor *c)
+{
+    gelu_out(seed, 4, 16, nudge, 0, orc, r, c);
 }
 
 /* The mean's significance in ulps (GATES.md, gate 2): on 20 captures of 64
@@ -1395,35 +1405,11 @@ START_TEST(test_bias_small_n_ulps)
 }
 END_TEST
 
-/* GELU outputs of `tokens` x `channels` DiT-like activations (outlier
- * channels included, whose ulps are 8-64x the rest): the eager reference
- * (GELU in fp32, rounded to bf16) and a fused candidate (the oracle
- * rounded to fp32, nudged by +nudge of an output ulp on even channels and
- * -nudge on odd ones, rounded to bf16): a per-channel lean of a constant
- * number of ulps whose global mean is about 0. */
+/* The per-channel lean of gelu_out (alternate signs). */
 static void gelu_chan(uint64_t seed, int64_t tokens, int64_t channels, double nudge, adm_oracle_result *orc,
                       adm_tensor *r, adm_tensor *c)
 {
-    adm_synth_config sc;
-    adm_tensor x;
-    const adm_tensor *in[ADM_OP_MAX_INPUTS] = {&x, NULL};
-    adm_synth_config_default(&sc);
-    sc.seed = seed;
-    sc.tokens = tokens;
-    sc.channels = channels;
-    gr_cols(&sc, &x);
-    oracle_of("gelu", "{\"approximate\":\"tanh\"}", in, orc);
-    ck_assert_int_eq(adm_tensor_alloc(r, ADM_BF16, 2, x.shape), ADM_OK);
-    ck_assert_int_eq(adm_tensor_alloc(c, ADM_BF16, 2, x.shape), ADM_OK);
-    for (int64_t i = 0; i < tokens * channels; i++) {
-        uint64_t b;
-        double pre = (double)(float)((double *)orc->value.data)[i], k = (i % channels) % 2 ? -nudge : nudge;
-        adm_format_encode(ADM_BF16, adm_emu_gelu_f32((float)adm_tensor_get(&x, i), ADM_GELU_TANH), ADM_RNE, 0, &b);
-        adm_tensor_set_bits(r, i, b);
-        adm_format_encode(ADM_BF16, pre + k * adm_format_ulp(ADM_BF16, pre), ADM_RNE, 0, &b);
-        adm_tensor_set_bits(c, i, b);
-    }
-    adm_tensor_free(&x);
+    gelu_out(seed, tokens, channels, nudge, 1, orc, r, c);
 }
 
 /* The group tests in ulps (GATES.md, gate 2): GELU on 16 tokens x 16
