@@ -83,6 +83,16 @@ typedef struct adm_cuda_part_head {
  * per process, under the loader's lock; a part keeps host for its
  * forwarders. */
 typedef const adm_cuda_part_head *(*adm_cuda_part_fn)(const adm_cuda_part_head *host);
+/* The export of a part that needs no host table of its own (core's, the
+ * harness's, the toy's): ADM_CUDA_PART_PLAIN(harness, part) defines
+ * adm_cuda_part_harness returning &part.head. */
+#define ADM_CUDA_PART_PLAIN(name, table)                                                     \
+    const adm_cuda_part_head *adm_cuda_part_##name(const adm_cuda_part_head *h);             \
+    const adm_cuda_part_head *adm_cuda_part_##name(const adm_cuda_part_head *h)              \
+    {                                                                                        \
+        (void)h;                                                                             \
+        return &(table).head;                                                                \
+    }
 
 /* libadmit's side (core/cuda_load.c): part `name` of the module, the
  * module loaded on the first call (thread-safe), the part looked up on its

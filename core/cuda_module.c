@@ -72,10 +72,5 @@ static const adm_cuda_core_part core_part = {
     .warm = adm_cuda_warm_module,
 };
 
-const adm_cuda_part_head *adm_cuda_part_core(const adm_cuda_part_head *h);
-
-const adm_cuda_part_head *adm_cuda_part_core(const adm_cuda_part_head *h)
-{
-    (void)h; /* core's part calls nothing but the host table */
-    return &core_part.head;
-}
+/* core's part calls nothing but the host table */
+ADM_CUDA_PART_PLAIN(core, core_part)

@@ -144,16 +144,25 @@ static void scale_block(const double *o, const adm_tensor *ref, int64_t n, int64
         adm_se_scale_add(ref->dtype, o[i], adm_tensor_get(ref, i), out);
 }
 
+/* One block's sums added to the running ones (acc: s, q, m), in block order. */
+static void scale_acc(double *acc, const double *pb)
+{
+    acc[0] += pb[0];
+    acc[1] += pb[1];
+    acc[2] += (double)(int64_t)pb[2];
+}
+
+static double scale_of(const double *acc)
+{
+    double m = acc[2];
+    return m > 0 ? fmax(sqrt(acc[0] / m), sqrt(acc[1] / m)) : 0;
+}
+
 double adm_h_scale_from_blocks(const double *part, int64_t nb)
 {
-    double s = 0, q = 0;
-    int64_t m = 0;
-    for (int64_t b = 0; b < nb; b++) {
-        s += part[3 * b];
-        q += part[3 * b + 1];
-        m += (int64_t)part[3 * b + 2];
-    }
-    return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
+    double acc[3] = {0, 0, 0};
+    for (int64_t b = 0; b < nb; b++) scale_acc(acc, part + 3 * b);
+    return scale_of(acc);
 }
 
 ADM_FPENV_BODY
@@ -163,15 +172,12 @@ static double judge_resolve_scale_body(const adm_tensor *oracle, const adm_tenso
     const double *o = oracle->data;
     double rv, *part = malloc(sizeof *part * (size_t)(3 * nb + 1));
     if (!part) { /* without memory for the partials: serially, in the same order */
-        double s = 0, q = 0, one[3];
-        int64_t m = 0;
+        double acc[3] = {0, 0, 0}, one[3];
         for (int64_t b = 0; b < nb; b++) {
             scale_block(o, ref, n, b, one);
-            s += one[0];
-            q += one[1];
-            m += (int64_t)one[2];
+            scale_acc(acc, one);
         }
-        return m ? fmax(sqrt(s / (double)m), sqrt(q / (double)m)) : 0;
+        return scale_of(acc);
     }
 #pragma omp parallel
     {
@@ -304,8 +310,7 @@ static adm_status gate_flip(const adm_judge_input *in, const adm_h_reader *rd, c
     if (rdr->kind != ADM_READER_TOPK) {
         int64_t cnt[4] = {0, 0, 0, 0};
         adm_status st = adm_h_stats_dev_flip(in->stats_dev, in, rdr, cnt);
-        if (st == ADM_ERR_UNSUPPORTED) {
-            adm_error_clear();
+        if (st == ADM_ERR_UNSUPPORTED) { /* no error set: the session cannot, the host counts */
             if (n > 0 && adm_o_cuda_stale(o))
                 return ADM_FAIL(ADM_ERR_INTERNAL, "judge: the flip rate reads the oracle's values on the host, "
                                 "which are on the device only (adm_oracle_result_fetch)");

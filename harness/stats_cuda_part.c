@@ -12,10 +12,4 @@ static const adm_stats_cuda_part part = {
     .flip = adm_stats_cuda_flip,
 };
 
-const adm_cuda_part_head *adm_cuda_part_harness(const adm_cuda_part_head *h);
-
-const adm_cuda_part_head *adm_cuda_part_harness(const adm_cuda_part_head *h)
-{
-    (void)h;
-    return &part.head;
-}
+ADM_CUDA_PART_PLAIN(harness, part)

@@ -15,10 +15,4 @@ static const adm_toy_cuda_part part = {
     .nccl_free = adm_toy_nccl_free,
 };
 
-const adm_cuda_part_head *adm_cuda_part_toy(const adm_cuda_part_head *h);
-
-const adm_cuda_part_head *adm_cuda_part_toy(const adm_cuda_part_head *h)
-{
-    (void)h;
-    return &part.head;
-}
+ADM_CUDA_PART_PLAIN(toy, part)
