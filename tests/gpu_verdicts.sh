@@ -29,6 +29,8 @@ for c in $caps; do
     n=$((n + 1))
     if [ $rc_cpu != $rc_gpu ]; then
         echo "FAIL: $d/$b: exit $rc_cpu on the CPU, $rc_gpu on the GPU"
+        # the reasons first (a row marked error says why in its line), then the end
+        grep -i -E '(^|[^a-z_])error|admit-kernel:' "$work/$d-$b.gpu.txt" | head -8 | sed 's/^/    gpu: /'
         sed 's/^/    gpu: /' "$work/$d-$b.gpu.txt" | tail -5
         fails=$((fails + 1))
         continue
