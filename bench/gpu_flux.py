@@ -80,7 +80,8 @@ if os.path.exists(cap):
         # CUDA-event time), without the uploads, allocations and downloads around them
         kern = {"oracle." + k for k in ("widen_x", "widen_w", "row_norms", "dgemm", "cond_operand", "cond_gemm",
                                        "epilogue")} | \
-               {"stats." + k for k in ("scale_blocks", "row_sums", "chan_sums", "scan", "chan_merge", "flip")}
+               {"stats." + k for k in ("scale_blocks", "block_sums", "row_sums", "chan_sums", "scan", "chan_merge",
+                                       "flip")}
         parts = {}
         with open(os.path.join(outdir, "replay_cuda_trace.log"), errors="replace") as f:
             for line in f:
