@@ -12,19 +12,20 @@ set -u
 [ $# -eq 4 ] || { sed -n '2,10p' "$0" >&2; exit 2; }
 admit=$1 cap=$2 n=$3 work=$4
 case $n in '' | *[!0-9]*) echo "gpu_replay_repeat: N must be a count (got '$n')" >&2; exit 2 ;; esac
+[ "$n" -ge 1 ] || { echo "gpu_replay_repeat: N must be a count of 1 or more (got '$n')" >&2; exit 2; }
 [ -f "$cap" ] || { echo "gpu_replay_repeat: $cap: no such capture" >&2; exit 2; }
 rm -rf "$work" && mkdir -p "$work" || exit 2
-"$admit" replay "$cap" --device cuda --json "$work/probe.json" > "$work/probe.txt" 2>&1
-if grep -q -e 'replay --device cuda:' "$work/probe.txt"; then
-    echo "gpu_replay_repeat: skipped: $(grep -m1 'replay --device cuda:' "$work/probe.txt")"
-    exit 77
-fi
 "$admit" replay "$cap" --device cpu --json "$work/cpu.json" > "$work/cpu.txt" 2>&1
 want=$?
 bad=0 i=1
 while [ "$i" -le "$n" ]; do
     "$admit" replay "$cap" --device cuda --json "$work/gpu$i.json" > "$work/gpu$i.txt" 2>&1
     rc=$?
+    # the first run says whether there is a GPU at all
+    if [ "$i" = 1 ] && grep -q -e 'replay --device cuda:' "$work/gpu1.txt"; then
+        echo "gpu_replay_repeat: skipped: $(grep -m1 'replay --device cuda:' "$work/gpu1.txt")"
+        exit 77
+    fi
     if [ "$rc" != "$want" ]; then
         bad=$((bad + 1))
         echo "run $i: exit $rc (the CPU's: $want)"
