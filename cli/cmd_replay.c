@@ -323,11 +323,12 @@ int adm_cmd_replay(int argc, char **argv)
     /* Where the GPU may judge and one process reads the captures, its
      * start-up (the CUDA module, the driver, the device's context, the
      * cuBLAS(Lt) handles: hundreds of ms) runs on a thread beside the
-     * first capture's read, and --device is resolved (a GPU asked for and
+     * first capture's read (started once the reader's child is forked:
+     * core/adm_child.h), and --device is resolved (a GPU asked for and
      * absent refused, exit 2) once that read is done. */
     deferred = device != -1 && !adm_dist_active() && adm_cuda_built();
     /* replay runs no implementation: the oracle's part alone */
-    if (deferred) adm_cuda_warm_start(device >= 0 ? device : -1, ADM_CUDA_WARM_ORACLE);
+    if (deferred) adm_cuda_warm_start_after_fork(device >= 0 ? device : -1, ADM_CUDA_WARM_ORACLE);
     else if ((rc = adm_cli_resolve_device("replay", device, &use_gpu, auto_why, sizeof auto_why)) != ADM_EXIT_OK)
         goto done;
     /* after the options: --mpfr-budget sets what the default reads */

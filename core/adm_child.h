@@ -43,6 +43,29 @@ void adm_child_set_limit(int resource, rlim_t soft, rlim_t hard);
  * failure: -1 with errno from fork, both ends of pfd closed. */
 pid_t adm_child_fork(int pfd[2]);
 
+/* Forks and a thread's start-up work exclude each other. A child forked
+ * while another thread is inside the dynamic loader (the CUDA module's
+ * dlopen, libcublasLt's), the driver's initialisation or anything else
+ * that holds a lock inherits that lock held, and waits on it forever: on
+ * the H200, 2 of 30 replays of one capture saw the capture reader's child
+ * fall silent reading the superblock until its 15 s limit, with the CUDA
+ * warm-up thread (harness/cuda_warm.c) started just before the read.
+ * adm_child_gate_forks (once, on the thread that will start such a
+ * thread, before it starts it) makes every fork of the process wait for
+ * the gate (pthread_atfork: the sandboxes' forks, the plugin sandbox's,
+ * any library's); adm_child_hold_forks and adm_child_release_forks
+ * bracket the work on its thread. */
+void adm_child_gate_forks(void);
+void adm_child_hold_forks(void);
+void adm_child_release_forks(void);
+
+/* fn runs once, in the parent, right after the next successful
+ * adm_child_fork (the capture reader's, the drift reader's): a thread
+ * that must not overlap a fork's start (adm_cuda_warm_start_after_fork)
+ * starts there, while the child it would have endangered already runs.
+ * NULL withdraws one not yet run; 1 when one was withdrawn. */
+int adm_child_after_next_fork(void (*fn)(void));
+
 /* Kills the child (SIGKILL) and reaps it; *wstatus is its wait status. */
 void adm_child_reap(pid_t pid, int *wstatus);
 

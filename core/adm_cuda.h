@@ -37,6 +37,13 @@ ADM_API adm_status adm_cuda_select(int device);
  * which knows the parts it warms; core does not.) */
 enum { ADM_CUDA_WARM_ORACLE = 1, ADM_CUDA_WARM_IMPL = 2 };
 ADM_API void adm_cuda_warm_start(int device, unsigned what);
+/* Like adm_cuda_warm_start, but the thread starts in the calling process
+ * right after its next sandbox fork (the first capture's reader), so that
+ * the reader's child never inherits a lock the start-up holds (no fork
+ * may overlap it: core/adm_child.h) and the read still overlaps it. Where
+ * no such fork comes before adm_cuda_warm_wait, the start-up is dropped;
+ * the calls that need the GPU do it then. */
+ADM_API void adm_cuda_warm_start_after_fork(int device, unsigned what);
 /* Waits for adm_cuda_warm_start's thread to end (nothing where none
  * runs). Call it before the process exits while one may run. */
 ADM_API void adm_cuda_warm_wait(void);

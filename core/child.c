@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,13 +52,39 @@ void adm_child_set_limit(int resource, rlim_t soft, rlim_t hard)
     (void)setrlimit(resource, &r);
 }
 
+static pthread_mutex_t fork_gate = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t gate_once = PTHREAD_ONCE_INIT;
+
+static void gate_lock(void) { pthread_mutex_lock(&fork_gate); }
+/* the child's copy was locked by the forking thread, which the child
+ * continues: a default mutex may be unlocked there */
+static void gate_unlock(void) { pthread_mutex_unlock(&fork_gate); }
+static void gate_register(void) { (void)pthread_atfork(gate_lock, gate_unlock, gate_unlock); }
+
+void adm_child_gate_forks(void) { pthread_once(&gate_once, gate_register); }
+void adm_child_hold_forks(void)
+{
+    adm_child_gate_forks();
+    gate_lock();
+}
+void adm_child_release_forks(void) { gate_unlock(); }
+
+static void (*after_fork)(void);
+
+int adm_child_after_next_fork(void (*fn)(void))
+{
+    return __atomic_exchange_n(&after_fork, fn, __ATOMIC_ACQ_REL) != NULL;
+}
+
 pid_t adm_child_fork(int pfd[2])
 {
     pid_t pid;
+    void (*fn)(void);
     fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
     fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
     fflush(NULL);
     pid = fork();
+    if (pid == 0) after_fork = NULL; /* the parent's to run */
 #ifdef _OPENMP
     /* libgomp's thread pool does not survive fork: a parallel region in
      * the child (an emulation, the oracle) would wait for its parent's
@@ -68,6 +95,10 @@ pid_t adm_child_fork(int pfd[2])
         int e = errno;
         close(pfd[0]);
         close(pfd[1]);
+        errno = e;
+    } else if (pid > 0 && (fn = __atomic_exchange_n(&after_fork, NULL, __ATOMIC_ACQ_REL))) {
+        int e = errno;
+        fn();
         errno = e;
     }
     return pid;

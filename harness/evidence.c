@@ -219,7 +219,8 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
     for (int64_t j = 0; j < N && !cnd; j++) colrms[j] = sqrt(colrms[j] / (double)(R ? R : 1));
     /* One pass over the output, in ns stripes of blocks of ADM_SE_RB rows:
      * each row's sums are its own (in channel order), each block's
-     * magnitude sums and histograms too, each stripe's channel sums (in
+     * magnitude sums (its rows' in row order, each row's in channel
+     * order) and histograms too, each stripe's channel sums (in
      * row order) too, and they are merged in order, so the same inputs
      * give the same bits with 1 or 16 threads (floating-point addition is
      * not associative; OpenMP's reduction order follows the thread count)
@@ -232,9 +233,10 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
     for (int64_t st = 0; st < ns; st++) {
         double *C = chans + st * N * RAW_NS;
         for (int64_t bk = st * nb / ns; bk < (st + 1) * nb / ns; bk++) {
-            /* the block's sums and maxima in locals, in element order as
-             * in memory (no aliasing with the group sums to fear) */
-            adm_se_mag m;
+            /* the block's sums and maxima in locals (no aliasing with
+             * the group sums to fear): each row's from zero in channel
+             * order, folded into the block's in row order */
+            adm_se_mag m, mr;
             int64_t *H = ph + bk * HIST_BLOCK;
             memset(&m, 0, sizeof m);
             for (int64_t row = bk * ADM_SE_RB; row < R && row < (bk + 1) * ADM_SE_RB; row++) {
@@ -245,6 +247,7 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
                     if (isfinite(x)) rr += x * x;
                 }
                 if (!cnd) floor_ = sqrt(rr / (double)N);
+                memset(&mr, 0, sizeof mr);
                 for (int64_t j = 0; j < N; j++) {
                     int64_t i = row * N + j;
                     double r = adm_h_at(rd, i), c = adm_h_at(cd, i), oi = o[i];
@@ -253,12 +256,13 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
                     if (!adm_se_measure(fmt, oi, r, c, cnd != NULL, cnd ? cnd[i] : 0, floor_, cnd ? 0 : colrms[j],
                                         &e))
                         continue;
-                    adm_se_mag_add(&m, &e, oi, c - r, adm_se_nontrivial(cnd != NULL, oi, cnd ? cnd[i] : 0));
+                    adm_se_mag_add(&mr, &e, oi, c - r, adm_se_nontrivial(cnd != NULL, oi, cnd ? cnd[i] : 0));
                     adm_se_hist_slots(&e, slot);
                     for (int k = 0; k < 4; k++) H[slot[k]]++;
                     raw_add2(g, C + j * RAW_NS, oi, e.u, c - r, e.er, e.ec);
                 }
                 memcpy(rows + row * RAW_NS, g, sizeof g);
+                adm_se_mag_fold(&m, &mr);
             }
             adm_se_mag_store(&m, mg + bk * MG_NS);
         }

@@ -206,15 +206,18 @@ ADM_SE_FN double adm_se_nontrivial(int has_cnd, double oi, double cnd_i)
     return has_cnd ? (cnd_i != 0) : (oi != 0);
 }
 
-/* A block's magnitude sums (in element order), maxima and count (MG_*):
- * the fourth-order sums of gate 1's paired standard error; the mean's and
- * the sign's sums in ulps (gate 2: d = c - r in ulps, the reference's
- * error in ulps, and the sum of the ulps). Each number is its own chain
- * of additions (or maxima) in element order. Their addends are written
- * once, in ADM_SE_MAG_EACH: the CPU adds them in place (adm_se_mag_add),
- * the GPU stores them (adm_se_mag_terms) and adds each number in its own
- * lane (adm_se_mag_acc), the same operations in the same order, the same
- * bits. */
+/* A block's magnitude sums, maxima and count (MG_*): the fourth-order
+ * sums of gate 1's paired standard error; the mean's and the sign's sums
+ * in ulps (gate 2: d = c - r in ulps, the reference's error in ulps, and
+ * the sum of the ulps). Each number is its own chain of additions (or
+ * maxima): each row's in channel order from zero, then the block's rows'
+ * in row order (adm_se_mag_fold), so a row's chain runs with its row sums
+ * (on the GPU one warp a row, every element measured once for both)
+ * rather than one chain through the block's 64 N elements. Their addends
+ * are written once, in ADM_SE_MAG_EACH: the CPU adds them in place
+ * (adm_se_mag_add), the GPU stores them (adm_se_mag_terms) and adds each
+ * number in its own lane (adm_se_mag_acc), the same operations in the
+ * same order, the same bits. */
 typedef struct adm_se_mag { double v[MG_NS]; } adm_se_mag;
 
 /* X(k, addend) for each sum, M(k, operand) for each maximum, from e (the
@@ -285,6 +288,14 @@ ADM_SE_FN double adm_se_mag_acc(int k, double m, double t)
 {
     double s = m + t, x = adm_se_max2(m, t);
     return adm_se_mag_is_max(k) ? x : s;
+}
+
+/* A row's numbers r into its block's b, in row order (b zeroed before
+ * the block's first row): adm_se_mag_acc number by number, the GPU's
+ * fold of its per-row numbers. */
+ADM_SE_FN void adm_se_mag_fold(adm_se_mag *b, const adm_se_mag *r)
+{
+    for (int k = 0; k < MG_NS; k++) b->v[k] = adm_se_mag_acc(k, b->v[k], r->v[k]);
 }
 
 ADM_SE_FN void adm_se_mag_store(const adm_se_mag *m, double *M)

@@ -207,11 +207,12 @@ static void batch_pass(const adm_h_stats_batch *b, int G, const adm_tensor *cons
 #pragma omp for schedule(dynamic, 1)
     for (int64_t st = 0; st < ns; st++) {
         for (int64_t bk = st * nb / ns; bk < (st + 1) * nb / ns; bk++) {
-            adm_se_mag m[BATCH_MAX];
+            adm_se_mag m[BATCH_MAX], mr[BATCH_MAX];
             memset(m, 0, sizeof m);
             for (int64_t row = bk * ADM_SE_RB; row < R && row < (bk + 1) * ADM_SE_RB; row++) {
                 double g[BATCH_MAX][RAW_NS], rr = 0, floor_ = 0, rv[BATCH_CHUNK], cv[BATCH_CHUNK];
                 shared_elem se[BATCH_CHUNK];
+                memset(mr, 0, sizeof mr);
                 for (int k = 0; k < G; k++) memcpy(g[k], ss[k]->rows + row * RAW_NS, sizeof g[k]);
                 for (int64_t j = 0; j < N && !cnd; j++) {
                     double x = o[row * N + j];
@@ -240,11 +241,14 @@ static void batch_pass(const adm_h_stats_batch *b, int G, const adm_tensor *cons
                     }
                     for (int k = 0; k < G; k++) {
                         decode(first_elem(cs[k]), cs[k]->dtype, i0, len, cv);
-                        cand_chunk(se, nv, cv, &m[k], ss[k]->ph + bk * HIST_BLOCK, g[k],
+                        cand_chunk(se, nv, cv, &mr[k], ss[k]->ph + bk * HIST_BLOCK, g[k],
                                    ss[k]->chans + st * N * RAW_NS + j0 * RAW_NS);
                     }
                 }
-                for (int k = 0; k < G; k++) memcpy(ss[k]->rows + row * RAW_NS, g[k], sizeof g[k]);
+                for (int k = 0; k < G; k++) {
+                    memcpy(ss[k]->rows + row * RAW_NS, g[k], sizeof g[k]);
+                    adm_se_mag_fold(&m[k], &mr[k]);
+                }
             }
             for (int k = 0; k < G; k++) adm_se_mag_store(&m[k], ss[k]->mg + bk * MG_NS);
         }

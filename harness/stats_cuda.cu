@@ -3,7 +3,7 @@
  * its condition scale and the two outputs resident on the device, with
  * the per-element functions of stat_elem.h in the CPU's summation order
  * (a row's sums in channel order, a stripe's channel sums in row order, a
- * block's magnitude sums in element order), so every sum is the CPU's
+ * block's magnitude sums row by row), so every sum is the CPU's
  * bits. Built with -fmad=false: each operation rounds once, as on the CPU
  * (-ffp-contract=off). Only the sums come back, never the outputs. The
  * oracle's values and scale are the GPU oracle's own device copies where
@@ -42,14 +42,10 @@ struct sess {
     double *o = nullptr, *cnd = nullptr, *colrms = nullptr, *rowfloor = nullptr;
     void *ref = nullptr, *cand = nullptr;
     size_t cand_cap = 0;
-    double *rows = nullptr, *chans = nullptr, *ctot = nullptr, *mg = nullptr;
+    double *rows = nullptr, *chans = nullptr, *ctot = nullptr, *mg = nullptr, *rowmg = nullptr;
     unsigned long long *ph = nullptr, *first = nullptr;
     void *kept = nullptr; /* o and cnd borrowed from the GPU oracle (adm_o_cuda_kept_take), not owned */
-    /* st0: uploads, row and channel sums, downloads; st1: the block sums
-     * (few thread blocks, latency-bound) beside them */
-    cudaStream_t st0 = nullptr, st1 = nullptr;
-    cudaEvent_t up = nullptr, bs = nullptr;
-    int prod = 1; /* block_sums' producer warps (bs_producers) */
+    cudaStream_t st0 = nullptr;
     /* upload's pinned pieces, two a thread, and their transfers' events */
     void *pin[UP_THREADS][2] = {};
     cudaEvent_t pinned[UP_THREADS][2] = {};
@@ -57,7 +53,6 @@ struct sess {
     ~sess()
     {
         if (st0) cudaStreamSynchronize(st0);
-        if (st1) cudaStreamSynchronize(st1);
         for (int t = 0; t < UP_THREADS; t++)
             for (int b = 0; b < 2; b++) {
                 if (pinned[t][b]) cudaEventDestroy(pinned[t][b]);
@@ -77,12 +72,10 @@ struct sess {
         cudaFree(chans);
         cudaFree(ctot);
         cudaFree(mg);
+        cudaFree(rowmg);
         cudaFree(ph);
         cudaFree(first);
-        if (up) cudaEventDestroy(up);
-        if (bs) cudaEventDestroy(bs);
         if (st0) cudaStreamDestroy(st0);
-        if (st1) cudaStreamDestroy(st1);
     }
 };
 
@@ -188,35 +181,104 @@ __global__ void row_rms(const double *o, int64_t R, int64_t N, double *out)
 
 /* Term tables in shared memory: one element's addends a row, the rows'
  * stride odd so that the lanes storing one number each (8 bytes, two
- * banks) of consecutive elements hit distinct banks. */
-enum { RAW_LD = RAW_NS | 1, MG_LD = MG_NS | 1 };
-static_assert((int)MG_NS == (int)LANES, "block_sums: one lane per magnitude number");
-static_assert((int)RAW_NS <= (int)LANES, "row_sums: one lane per raw sum");
+ * banks) of consecutive elements hit distinct banks. A row's raw terms
+ * and then its magnitude terms take turns in one table. */
+enum { MG_LD = MG_NS | 1, UNROLL = 16 };
+static_assert(LANES % UNROLL == 0, "row_sums: a chunk is whole unrolled steps");
+static_assert((int)MG_NS == (int)LANES, "row_sums: one lane per magnitude number");
+static_assert((int)RAW_NS <= (int)MG_NS, "row_sums: the raw terms fit the magnitude terms' table");
+static_assert(ADM_SE_RB % WARPS == 0, "row_sums: a thread block's rows lie in one block of rows");
 
-/* One warp per row: each lane measures one element of a chunk of 32 and
- * stores its addends (adm_se_raw_terms); then lane k adds the chunk's
- * addends to sum k in channel order, as raw_add2 on the CPU. */
-__global__ void row_sums(args a, double *rows)
+/* Adds 1 to bin slot of H for each active lane, lanes of one bin in one
+ * atomic (counts: any order). Called by the whole warp. */
+__device__ void hist_add(unsigned long long *H, int slot, bool active)
 {
-    __shared__ double T[WARPS][LANES][RAW_LD];
+    unsigned act = __ballot_sync(0xffffffffu, active);
+    if (!active) return;
+    unsigned peers = __match_any_sync(act, slot);
+    if (__ffs(peers) - 1 == (int)(threadIdx.x % LANES)) atomicAdd(&H[slot], (unsigned long long)__popc(peers));
+}
+
+/* One warp per row, WARPS consecutive rows a thread block (one block of
+ * rows): each lane measures one element of a chunk of 32 once and stores
+ * its raw addends (adm_se_raw_terms), lane k adding the chunk's to raw
+ * sum k in channel order, as raw_add2 on the CPU; then its magnitude
+ * addends (adm_se_mag_terms), lane k adding them to the row's magnitude
+ * number k (adm_se_mag_acc), as adm_se_mag_add; the histogram counts
+ * gathered in shared memory and added to the block's (ph, zeroed) once a
+ * thread block's rows are done. The rows' magnitude numbers go to rowmg,
+ * folded into the blocks' by mag_fold. */
+__global__ void row_sums(args a, double *rows, double *rowmg, unsigned long long *ph)
+{
+    __shared__ double T[WARPS][LANES][MG_LD];
     __shared__ int ok[WARPS][LANES];
+    __shared__ unsigned long long H[HIST_BLOCK];
     int w = threadIdx.x / LANES, lane = threadIdx.x % LANES;
-    for (int64_t row = blockIdx.x * (int64_t)WARPS + w; row < a.R; row += (int64_t)gridDim.x * WARPS) {
-        double g = 0;
-        for (int64_t j0 = 0; j0 < a.N; j0 += LANES) {
-            int64_t j = j0 + lane;
-            double oi, d;
-            adm_se_elem e;
-            int good = j < a.N && elem(a, row, j, &oi, &d, &e);
-            if (good) adm_se_raw_terms(oi, e.u, d, e.er, e.ec, T[w][lane]);
-            ok[w][lane] = good;
-            __syncwarp();
-            if (lane < RAW_NS)
-                for (int k = 0; k < LANES; k++)
-                    if (ok[w][k]) g += T[w][k][lane];
-            __syncwarp();
+    for (int64_t r0 = blockIdx.x * (int64_t)WARPS; r0 < a.R; r0 += (int64_t)gridDim.x * WARPS) {
+        int64_t row = r0 + w;
+        for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x) H[k] = 0;
+        __syncthreads();
+        if (row < a.R) {
+            double g = 0, m = 0;
+            for (int64_t j0 = 0; j0 < a.N; j0 += LANES) {
+                int64_t j = j0 + lane;
+                double oi = 0, d = 0;
+                adm_se_elem e;
+                int slot[4] = {0, 0, 0, 0};
+                int good = j < a.N && elem(a, row, j, &oi, &d, &e);
+                if (good) {
+                    adm_se_raw_terms(oi, e.u, d, e.er, e.ec, T[w][lane]);
+                    adm_se_hist_slots(&e, slot);
+                }
+                ok[w][lane] = good;
+                for (int k = 0; k < 4; k++) hist_add(H, slot[k], good != 0);
+                __syncwarp();
+                if (lane < RAW_NS)
+                    for (int k = 0; k < LANES; k++)
+                        if (ok[w][k]) g += T[w][k][lane];
+                __syncwarp();
+                if (good)
+                    adm_se_mag_terms(&e, oi, d,
+                                     adm_se_nontrivial(a.has_cnd, oi, a.has_cnd ? a.cnd[row * a.N + j] : 0.0),
+                                     T[w][lane]);
+                __syncwarp();
+                /* UNROLL terms loaded at once, then added in order: the
+                 * chain waits on its additions only, not on each load */
+                for (int k0 = 0; k0 < LANES; k0 += UNROLL) {
+                    double t[UNROLL];
+                    int f[UNROLL];
+#pragma unroll
+                    for (int u = 0; u < UNROLL; u++) {
+                        f[u] = ok[w][k0 + u];
+                        t[u] = T[w][k0 + u][lane];
+                    }
+#pragma unroll
+                    for (int u = 0; u < UNROLL; u++)
+                        if (f[u]) m = adm_se_mag_acc(lane, m, t[u]);
+                }
+                __syncwarp();
+            }
+            if (lane < RAW_NS) rows[row * RAW_NS + lane] = g;
+            rowmg[row * MG_NS + lane] = m;
         }
-        if (lane < RAW_NS) rows[row * RAW_NS + lane] = g;
+        __syncthreads();
+        for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x)
+            if (H[k]) atomicAdd(&ph[r0 / ADM_SE_RB * HIST_BLOCK + k], H[k]);
+        __syncthreads();
+    }
+}
+
+/* The rows' magnitude numbers into their blocks', in row order (one warp
+ * a block, lane k number k: adm_se_mag_fold). */
+__global__ void mag_fold(const double *rowmg, int64_t R, int64_t nb, double *mg)
+{
+    int lane = threadIdx.x % LANES;
+    for (int64_t bk = blockIdx.x * (int64_t)(blockDim.x / LANES) + threadIdx.x / LANES; bk < nb;
+         bk += (int64_t)gridDim.x * (blockDim.x / LANES)) {
+        double m = 0;
+        for (int64_t row = bk * ADM_SE_RB; row < R && row < (bk + 1) * ADM_SE_RB; row++)
+            m = adm_se_mag_acc(lane, m, rowmg[row * MG_NS + lane]);
+        mg[bk * MG_NS + lane] = m;
     }
 }
 
@@ -248,105 +310,6 @@ __global__ void chan_merge(const double *chans, int64_t ns, int64_t m, double *t
         for (int64_t st = 1; st < ns; st++) x += chans[st * m + t];
         tot[t] = x;
     }
-}
-
-/* Adds 1 to bin slot of H for each active lane, lanes of one bin in one
- * atomic (counts: any order). Called by the whole warp. */
-__device__ void hist_add(unsigned long long *H, int slot, bool active)
-{
-    unsigned act = __ballot_sync(0xffffffffu, active);
-    if (!active) return;
-    unsigned peers = __match_any_sync(act, slot);
-    if (__ffs(peers) - 1 == (int)(threadIdx.x % LANES)) atomicAdd(&H[slot], (unsigned long long)__popc(peers));
-}
-
-/* A block of rows per thread block: its elements (rows bk ADM_SE_RB on,
- * contiguous in memory) in chunks of 32 P. P producer warps measure chunk
- * c (one element a lane) into one of two term tables and the histograms
- * while the last warp adds chunk c - 1's terms, lane k magnitude number k,
- * in element order (adm_se_mag_acc): the CPU's additions, each number's
- * chain running beside the next chunk's measuring. P (blockDim.x / 32 -
- * 1) is as many as the tables fit in the device's shared memory
- * (bs_producers): a producer's element takes thousands of cycles of
- * latency, the consumer's chain a few cycles an element. The tables are
- * dynamic shared memory: [2][32 P][MG_LD] doubles, then [2][32 P] flags. */
-enum { BS_PROD_MAX = 16, BS_THREADS_MAX = (BS_PROD_MAX + 1) * LANES, BS_UNROLL = 16 };
-static_assert(LANES % BS_UNROLL == 0, "block_sums: a chunk (32 P elements) is whole unrolled steps");
-extern __shared__ double bs_tables[];
-
-size_t bs_bytes(int prod) { return (size_t)2 * prod * LANES * (MG_LD * sizeof(double) + sizeof(int)); }
-
-__global__ void __launch_bounds__(BS_THREADS_MAX) block_sums(args a, double *mg, unsigned long long *ph)
-{
-    __shared__ unsigned long long H[HIST_BLOCK];
-    int w = threadIdx.x / LANES, lane = threadIdx.x % LANES, prod = blockDim.x / LANES - 1, ch = prod * LANES;
-    double *T = bs_tables;
-    int *ok = (int *)(bs_tables + (size_t)2 * ch * MG_LD);
-    for (int64_t bk = blockIdx.x; bk < a.nb; bk += gridDim.x) {
-        int64_t r1 = (bk + 1) * ADM_SE_RB < a.R ? (bk + 1) * ADM_SE_RB : a.R;
-        int64_t i0 = bk * ADM_SE_RB * a.N, i1 = r1 * a.N, nch = (i1 - i0 + ch - 1) / ch;
-        double m = 0;
-        for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x) H[k] = 0;
-        __syncthreads();
-        for (int64_t c = 0; c <= nch; c++) {
-            if (w < prod && c < nch) {
-                int at_ = w * LANES + lane, b = (int)(c & 1), good = 0, slot[4] = {0, 0, 0, 0};
-                int64_t i = i0 + c * ch + at_;
-                if (i < i1) {
-                    int64_t row = i / a.N, j = i - row * a.N;
-                    double oi, d;
-                    adm_se_elem e;
-                    if ((good = elem(a, row, j, &oi, &d, &e))) {
-                        adm_se_mag_terms(&e, oi, d, adm_se_nontrivial(a.has_cnd, oi, a.has_cnd ? a.cnd[i] : 0.0),
-                                         T + ((size_t)b * ch + at_) * MG_LD);
-                        adm_se_hist_slots(&e, slot);
-                    }
-                }
-                ok[b * ch + at_] = good;
-                for (int k = 0; k < 4; k++) hist_add(H, slot[k], good != 0);
-            } else if (w == prod && c > 0) {
-                /* BS_UNROLL elements' terms loaded at once, then added in
-                 * order: the chain waits on its additions only, not on
-                 * each shared-memory load (H200: 32 ms a candidate when
-                 * every element loaded in turn) */
-                int b = (int)((c - 1) & 1);
-                const double *Tb = T + (size_t)b * ch * MG_LD + lane;
-                const int *okb = ok + b * ch;
-                for (int k0 = 0; k0 < ch; k0 += BS_UNROLL) {
-                    double t[BS_UNROLL];
-                    int f[BS_UNROLL];
-#pragma unroll
-                    for (int u = 0; u < BS_UNROLL; u++) {
-                        f[u] = okb[k0 + u];
-                        t[u] = Tb[(size_t)(k0 + u) * MG_LD];
-                    }
-#pragma unroll
-                    for (int u = 0; u < BS_UNROLL; u++)
-                        if (f[u]) m = adm_se_mag_acc(lane, m, t[u]);
-                }
-            }
-            __syncthreads();
-        }
-        if (w == prod) mg[bk * MG_NS + lane] = m;
-        for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x) ph[bk * HIST_BLOCK + k] = H[k];
-        __syncthreads();
-    }
-}
-
-/* The producers block_sums gets on the current device: the most whose
- * tables fit in a block's opt-in shared memory (13 on an H100 or H200's
- * 227 KiB), at least 1; the kernel allowed that much. */
-adm_status bs_producers(int *prod)
-{
-    int dev = 0, optin = 0, p;
-    size_t fixed = sizeof(unsigned long long) * HIST_BLOCK + 1024; /* H and the runtime's reserve */
-    ADM_CUDA_CHECK(cudaGetDevice(&dev));
-    ADM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-    for (p = BS_PROD_MAX; p > 1 && bs_bytes(p) + fixed > (size_t)optin; p--) {
-    }
-    ADM_CUDA_CHECK(cudaFuncSetAttribute(block_sums, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bs_bytes(p)));
-    *prod = p;
-    return ADM_OK;
 }
 
 /* Gates 3 and 7's scans (harness/gates.c, gate_special and
@@ -554,10 +517,6 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
     s->ref_dt = (adm_dtype)d->ref_dt;
     s->has_cnd = d->cond != nullptr;
     ADM_CUDA_CHECK(cudaStreamCreateWithFlags(&s->st0, cudaStreamNonBlocking));
-    ADM_CUDA_CHECK(cudaStreamCreateWithFlags(&s->st1, cudaStreamNonBlocking));
-    ADM_CUDA_CHECK(cudaEventCreateWithFlags(&s->up, cudaEventDisableTiming));
-    ADM_CUDA_CHECK(cudaEventCreateWithFlags(&s->bs, cudaEventDisableTiming));
-    ADM_TRY(bs_producers(&s->prod));
     /* the oracle's work on the device (its own streams) done before ours reads it */
     ADM_CUDA_CHECK(cudaDeviceSynchronize());
     {
@@ -606,6 +565,7 @@ adm_status open_body(const adm_stats_dev_desc *d, sess *s)
     ADM_CUDA_CHECK(cudaMalloc(&s->chans, 8 * (size_t)(d->ns * d->N * RAW_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->ctot, 8 * (size_t)(d->N * RAW_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->mg, 8 * (size_t)(d->nb * MG_NS + 1)));
+    ADM_CUDA_CHECK(cudaMalloc(&s->rowmg, 8 * (size_t)(d->R * MG_NS + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->ph, 8 * (size_t)(d->nb * HIST_BLOCK + 1)));
     ADM_CUDA_CHECK(cudaMalloc(&s->first, 2 * sizeof *s->first));
     /* the uploads and RMS kernels done: a failure is open's */
@@ -623,7 +583,6 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
     span up("cand_upload", false, s->st0);
     if (bytes > s->cand_cap) {
         ADM_CUDA_CHECK(cudaStreamSynchronize(s->st0));
-        ADM_CUDA_CHECK(cudaStreamSynchronize(s->st1));
         cudaFree(s->cand);
         s->cand = nullptr;
         s->cand_cap = 0;
@@ -635,18 +594,12 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
     up.end();
     a = args_of(s);
     if (n) {
-        ADM_CUDA_CHECK(cudaEventRecord(s->up, s->st0));
-        ADM_CUDA_CHECK(cudaStreamWaitEvent(s->st1, s->up, 0));
-        {
-            span k("block_sums", true, s->st1);
-            block_sums<<<grid(s->nb, 1), (s->prod + 1) * LANES, bs_bytes(s->prod), s->st1>>>(a, s->mg, s->ph);
-            ADM_CUDA_CHECK(cudaGetLastError());
-            k.end();
-        }
-        ADM_CUDA_CHECK(cudaEventRecord(s->bs, s->st1));
         {
             span k("row_sums", true, s->st0);
-            row_sums<<<grid(s->R, WARPS), WARPS * LANES, 0, s->st0>>>(a, s->rows);
+            ADM_CUDA_CHECK(cudaMemsetAsync(s->ph, 0, 8 * (size_t)(s->nb * HIST_BLOCK), s->st0));
+            row_sums<<<grid(s->R, WARPS), WARPS * LANES, 0, s->st0>>>(a, s->rows, s->rowmg, s->ph);
+            ADM_CUDA_CHECK(cudaGetLastError());
+            mag_fold<<<grid(s->nb, WARPS), WARPS * LANES, 0, s->st0>>>(s->rowmg, s->R, s->nb, s->mg);
             ADM_CUDA_CHECK(cudaGetLastError());
             k.end();
         }
@@ -669,7 +622,6 @@ adm_status run_body(sess *s, const void *cand, int cand_dt, double *rows, double
             ADM_CUDA_CHECK(cudaGetLastError());
             k.end();
         }
-        ADM_CUDA_CHECK(cudaStreamWaitEvent(s->st0, s->bs, 0));
     } else { /* no element: the sums are zero, as the CPU's */
         ADM_CUDA_CHECK(cudaMemsetAsync(s->rows, 0, 8 * (size_t)(s->R * RAW_NS + 1), s->st0));
         ADM_CUDA_CHECK(cudaMemsetAsync(s->ctot, 0, 8 * (m + 1), s->st0));

@@ -5,16 +5,25 @@
  * library's entry points refuse an invalid one naming it (the capture
  * reader, the oracle, a measurement) rather than replace it.
  * Messages: a message longer than the buffer keeps its head and its tail
- * (the field and the reason), never cuts a UTF-8 sequence. */
+ * (the field and the reason), never cuts a UTF-8 sequence.
+ * Fork: the sandboxes' fork gate (core/adm_child.h): no fork, the
+ * sandboxes' or a plain one, starts while a thread holds the gate (the
+ * CUDA start-up), and a hook runs once in the parent after the next
+ * sandbox fork. */
 #include "adm_capture.h"
+#include "adm_child.h"
 #include "adm_core.h"
 #include "adm_env.h"
 #include "adm_harness.h"
 #include "adm_oracle.h"
 
 #include <check.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 static const char *const all_vars[] = {"ADM_SANDBOX_MEMORY", "ADM_SANDBOX_CPU", "ADM_SANDBOX_TIMEOUT",
                                        "ADM_PLUGIN_MEMORY", "ADM_PLUGIN_CPU", "ADM_PLUGIN_TIMEOUT",
@@ -203,6 +212,98 @@ START_TEST(test_long_messages)
 }
 END_TEST
 
+static int gate_held, gate_released;
+
+/* holds the gate for 200 ms, as the CUDA start-up does for hundreds */
+static void *gate_holder(void *arg)
+{
+    struct timespec d = {0, 200 * 1000 * 1000};
+    (void)arg;
+    adm_child_hold_forks();
+    __atomic_store_n(&gate_held, 1, __ATOMIC_SEQ_CST);
+    nanosleep(&d, NULL);
+    __atomic_store_n(&gate_released, 1, __ATOMIC_SEQ_CST);
+    adm_child_release_forks();
+    return NULL;
+}
+
+/* forks (through the sandboxes' adm_child_fork when sandbox_fork, else
+ * plainly, as the plugin sandbox does) while another thread holds the
+ * gate: the fork must wait for its release, in parent and child */
+static void fork_while_held(int sandbox_fork)
+{
+    pthread_t t;
+    int pfd[2], ws, seen;
+    pid_t pid;
+    struct timespec d = {0, 1000 * 1000};
+    gate_held = gate_released = 0;
+    adm_child_gate_forks();
+    ck_assert_int_eq(pthread_create(&t, NULL, gate_holder, NULL), 0);
+    while (!__atomic_load_n(&gate_held, __ATOMIC_SEQ_CST)) nanosleep(&d, NULL);
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid = sandbox_fork ? adm_child_fork(pfd) : fork();
+    ck_assert_int_ge(pid, 0);
+    seen = __atomic_load_n(&gate_released, __ATOMIC_SEQ_CST);
+    if (pid == 0) _exit(seen ? 0 : 3);
+    close(pfd[0]);
+    close(pfd[1]);
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert_msg(seen, "the parent's fork returned while the gate was held");
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0, "the child started while the gate was held");
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+}
+
+static int hook_runs;
+static pid_t hook_pid;
+static void hook(void)
+{
+    hook_runs++;
+    hook_pid = getpid();
+}
+
+/* a sandbox fork: the child exits with its own count of hook runs */
+static void fork_once(void)
+{
+    int pfd[2], ws, before = hook_runs;
+    pid_t pid;
+    ck_assert_int_eq(pipe(pfd), 0);
+    pid = adm_child_fork(pfd);
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) _exit(10 + hook_runs);
+    close(pfd[0]);
+    close(pfd[1]);
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert(WIFEXITED(ws));
+    /* the child never runs it */
+    ck_assert_int_eq(WEXITSTATUS(ws), 10 + before);
+}
+
+START_TEST(test_fork_gate)
+{
+    fork_while_held(1);
+    fork_while_held(0);
+}
+END_TEST
+
+START_TEST(test_after_fork)
+{
+    hook_runs = 0;
+    hook_pid = 0;
+    ck_assert_int_eq(adm_child_after_next_fork(hook), 0);
+    fork_once();
+    ck_assert_int_eq(hook_runs, 1);
+    ck_assert_int_eq(hook_pid, getpid());
+    fork_once(); /* once only */
+    ck_assert_int_eq(hook_runs, 1);
+    /* withdrawn before any fork: never runs */
+    ck_assert_int_eq(adm_child_after_next_fork(hook), 0);
+    ck_assert_int_eq(adm_child_after_next_fork(NULL), 1);
+    ck_assert_int_eq(adm_child_after_next_fork(NULL), 0);
+    fork_once();
+    ck_assert_int_eq(hook_runs, 1);
+}
+END_TEST
+
 static Suite *env_suite(void)
 {
     Suite *s = suite_create("env");
@@ -213,6 +314,10 @@ static Suite *env_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("Messages");
     tcase_add_test(tc, test_long_messages);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("Fork");
+    tcase_add_test(tc, test_fork_gate);
+    tcase_add_test(tc, test_after_fork);
     suite_add_tcase(s, tc);
     return s;
 }
