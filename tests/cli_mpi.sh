@@ -36,6 +36,32 @@ mpirun_bg() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" exec 
 D=$src/captures/data
 slow=$plug/adm_plugin_hostile_slow.so:k
 
+proc_state() { sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1; }
+# wait_job PID REPORT: waits for the background mpiexec PID and sets
+# job_rc to its exit status; to "hung" when the job was over (REPORT
+# written, every rank gone or a zombie) and mpiexec still ran 20 s later
+# (seen once on a loaded machine: Debian 12's mpiexec waiting on its 3
+# defunct ranks for 9 minutes, until ctest's timeout), to "timeout" after
+# 150 s; mpiexec is killed in both
+wait_job() {
+    over=0 t=0
+    while [ -e "/proc/$1" ] && [ "$(proc_state "$1")" != Z ]; do
+        live=0
+        for p in $(pgrep -P "$1"); do [ "$(proc_state "$p")" = Z ] || live=1; done
+        if [ -s "$2" ] && [ $live = 0 ]; then over=$((over + 1)); else over=0; fi
+        if [ $over -ge 40 ] || [ $t -ge 300 ]; then
+            kill -9 "$1" 2> /dev/null
+            wait "$1"
+            if [ $over -ge 40 ]; then job_rc=hung; else job_rc=timeout; fi
+            return
+        fi
+        sleep 0.5
+        t=$((t + 1))
+    done
+    wait "$1"
+    job_rc=$?
+}
+
 # rank_pid MPIRUN_PID RANK: the rank's process, a child of mpirun whose
 # environment names it
 rank_pid() {
@@ -170,8 +196,9 @@ kill)
     pid=$(rank_pid $mp 1)
     check "rank 1 started its slow unit" test -n "$pid"
     [ -n "$pid" ] && kill -9 "$pid"
-    wait $mp
-    rc=$?
+    wait_job $mp k/t.json
+    rc=$job_rc
+    [ "$rc" = hung ] && echo "note: mpiexec did not end 20 s after its ranks: killed"
     check "the job ended within 60 s" test $(($(date +%s) - start)) -lt 60
     check "the job's status is a failure ($rc)" test "$rc" != 0
     check "rank 0 wrote its JSON report" test -s k/t.json
@@ -193,13 +220,17 @@ stop)
     pid=$(rank_pid $mp 1)
     check "rank 1 started its slow unit" test -n "$pid"
     [ -n "$pid" ] && kill -STOP "$pid"
-    wait $mp
-    echo $? > st/rc
+    wait_job $mp st/t.json
+    echo $job_rc > st/rc
     # Debian 12's mpiexec (Open MPI 4.1.4, PMIx 4) itself dies of SIGSEGV in
-    # PMIx_server_finalize, after the job, in about 1 run in 4 of this test:
-    # its exit status is then lost (139), the reports are whole
+    # PMIx_server_finalize, after the job, in about 1 run in 4 of this test,
+    # or (once seen) never ends: its exit status is then lost, the reports
+    # are whole
     if [ "$(cat st/rc)" = 139 ] && grep -q 'PMIx_server_finalize' st/t.err; then
         echo "note: mpiexec crashed in its own PMIx_server_finalize after the job: its exit status is not compared"
+        cp one/rc st/rc
+    elif [ "$(cat st/rc)" = hung ]; then
+        echo "note: mpiexec did not end 20 s after its ranks: killed, its exit status is not compared"
         cp one/rc st/rc
     fi
     check "the job ended within 60 s" test $(($(date +%s) - start)) -lt 60
