@@ -322,7 +322,8 @@ ADM_API void adm_verdict_pool_finish(adm_verdict *acc, const adm_gate_config *cf
 ADM_API void adm_verdict_require_power(adm_verdict *v, const adm_power *required);
 
 /* The error scale the oracle must resolve for this reference: its RMS
- * error, floored at the correctly rounded output's. */
+ * error (never below the correctly rounded output's, since the reference
+ * is stored in its format: harness/stat_elem.h, adm_se_scale_add). */
 ADM_API double adm_judge_resolve_scale(const adm_tensor *oracle, const adm_tensor *ref);
 
 /* ------------------------------------------------------------------ */

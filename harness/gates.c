@@ -139,29 +139,28 @@ void adm_h_note_gate(adm_verdict *v, int g, const char *note)
  * and on the GPU (harness/stat_elem.h, adm_se_scale_add). */
 static void scale_block(const double *o, const adm_tensor *ref, int64_t n, int64_t b, double *out)
 {
-    out[0] = out[1] = out[2] = 0;
+    out[0] = out[1] = 0;
     for (int64_t i = b * ADM_SE_SCALE_BLK; i < n && i < (b + 1) * ADM_SE_SCALE_BLK; i++)
-        adm_se_scale_add(ref->dtype, o[i], adm_tensor_get(ref, i), out);
+        adm_se_scale_add(o[i], adm_tensor_get(ref, i), out);
 }
 
-/* One block's sums added to the running ones (acc: s, q, m), in block order. */
+/* One block's sums added to the running ones (acc: s, m), in block order. */
 static void scale_acc(double *acc, const double *pb)
 {
     acc[0] += pb[0];
-    acc[1] += pb[1];
-    acc[2] += (double)(int64_t)pb[2];
+    acc[1] += (double)(int64_t)pb[1];
 }
 
 static double scale_of(const double *acc)
 {
-    double m = acc[2];
-    return m > 0 ? fmax(sqrt(acc[0] / m), sqrt(acc[1] / m)) : 0;
+    double m = acc[1];
+    return m > 0 ? sqrt(acc[0] / m) : 0;
 }
 
 double adm_h_scale_from_blocks(const double *part, int64_t nb)
 {
-    double acc[3] = {0, 0, 0};
-    for (int64_t b = 0; b < nb; b++) scale_acc(acc, part + 3 * b);
+    double acc[2] = {0, 0};
+    for (int64_t b = 0; b < nb; b++) scale_acc(acc, part + 2 * b);
     return scale_of(acc);
 }
 
@@ -170,9 +169,9 @@ static double judge_resolve_scale_body(const adm_tensor *oracle, const adm_tenso
 {
     int64_t n = adm_tensor_numel(oracle), nb = (n + ADM_SE_SCALE_BLK - 1) / ADM_SE_SCALE_BLK;
     const double *o = oracle->data;
-    double rv, *part = malloc(sizeof *part * (size_t)(3 * nb + 1));
+    double rv, *part = malloc(sizeof *part * (size_t)(2 * nb + 1));
     if (!part) { /* without memory for the partials: serially, in the same order */
-        double acc[3] = {0, 0, 0}, one[3];
+        double acc[2] = {0, 0}, one[2];
         for (int64_t b = 0; b < nb; b++) {
             scale_block(o, ref, n, b, one);
             scale_acc(acc, one);
@@ -184,7 +183,7 @@ static double judge_resolve_scale_body(const adm_tensor *oracle, const adm_tenso
         adm_fpenv fe;
         adm_fpenv_enter(&fe);
 #pragma omp for schedule(static)
-        for (int64_t b = 0; b < nb; b++) scale_block(o, ref, n, b, part + 3 * b);
+        for (int64_t b = 0; b < nb; b++) scale_block(o, ref, n, b, part + 2 * b);
         adm_fpenv_leave(&fe);
     }
     rv = adm_h_scale_from_blocks(part, nb);

@@ -159,7 +159,7 @@ adm_status adm_h_stats_dev_try(const adm_tensor *oracle, const adm_tensor *cond,
 void adm_h_stats_dev_free(adm_h_stats_dev *d);
 /* adm_judge_resolve_scale on the device, over the session's oracle values
  * and reference: the same bits (the same blocks, added in the same order
- * by adm_h_scale_from_blocks, the host's sum of nb blocks' 3 sums). */
+ * by adm_h_scale_from_blocks, the host's sum of nb blocks' 2 sums). */
 adm_status adm_h_stats_dev_resolve_scale(adm_h_stats_dev *d, double *scale);
 double adm_h_scale_from_blocks(const double *part, int64_t nb);
 /* Gate 5's counts (ties, decisions, the reference's and the candidate's

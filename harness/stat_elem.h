@@ -393,20 +393,24 @@ ADM_SE_FN void adm_se_raw_terms(double o, double u, double d, double er, double 
 
 /* The resolve scale's sums (adm_judge_resolve_scale): per block of
  * ADM_SE_SCALE_BLK elements, in element order, the squared errors of the
- * reference and of the oracle rounded to its format and the count of
- * elements where both are finite; the blocks are added in order on the
- * host, so the CPU and the GPU (harness/stats_cuda.cu) give the same bits
- * (the scale decides which elements the oracle refines). */
+ * reference and the count of elements where it and the oracle are
+ * finite; the blocks are added in order on the host, so the CPU and the
+ * GPU (harness/stats_cuda.cu) give the same bits (the scale decides which
+ * elements the oracle refines). The scale was the larger of the RMS of
+ * these errors and of the oracle's own rounding to the reference's
+ * format; the second never decided it, so it went: the reference's value
+ * r is in its format, so |r - o| >= |RNE(o) - o| (RNE saturating: the
+ * nearest finite value), fl(x - o) and its square are monotone in |x - o|,
+ * and a sum of termwise larger non-negative terms in the same order
+ * rounds to at least the other sum (fl(a + b) is monotone in a and b):
+ * the first sum is never the smaller, to the bit. */
 #define ADM_SE_SCALE_BLK 4096
 
-ADM_SE_FN void adm_se_scale_add(adm_dtype dt, double o, double r, double *ADM_SE_RESTRICT acc)
+ADM_SE_FN void adm_se_scale_add(double o, double r, double *ADM_SE_RESTRICT acc)
 {
-    double rr;
     if (!isfinite(o) || !isfinite(r)) return;
-    rr = adm_se_round(dt, o);
     acc[0] += (r - o) * (r - o);
-    if (isfinite(rr)) acc[1] += (rr - o) * (rr - o);
-    acc[2] += 1;
+    acc[1] += 1;
 }
 
 /* Gate 5's reader on one element, for the quantize and threshold readers

@@ -16,7 +16,7 @@ extern "C" {
 /* Raise on any change to the table or to a structure that crosses, the
  * layout of the raw sums' arrays included (harness/stat_elem.h: RAW_NS,
  * MG_NS, HIST_BLOCK; 3: RAW_NS 27). */
-#define ADM_STATS_CUDA_ABI 3
+#define ADM_STATS_CUDA_ABI 4
 
 /* One output of R rows x N channels in the partition of
  * harness/stat_elem.h (ns stripes, nb blocks), the oracle's values o and
@@ -43,7 +43,7 @@ typedef struct adm_stats_dev_desc {
  * is the reference's format, else -1; R N where none (gates 3 and 7).
  * borrowed: 1 where open borrowed the GPU oracle's device copies of o and
  * cond. scale: the resolve scale's block sums (harness/stat_elem.h,
- * adm_se_scale_add) over a session's oracle values and reference: 3
+ * adm_se_scale_add) over a session's oracle values and reference: 2
  * doubles a block of ADM_SE_SCALE_BLK elements into part, in block
  * order. */
 adm_status adm_stats_cuda_open(const adm_stats_dev_desc *d, void **sess);

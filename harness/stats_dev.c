@@ -118,7 +118,7 @@ void adm_h_stats_dev_keep_max_bound(adm_h_stats_dev *d, const adm_judge_input *i
 adm_status adm_h_stats_dev_resolve_scale(adm_h_stats_dev *d, double *scale)
 {
     int64_t n = d->R * d->N, nb = (n + ADM_SE_SCALE_BLK - 1) / ADM_SE_SCALE_BLK;
-    double *part = malloc(sizeof *part * (size_t)(3 * nb + 1));
+    double *part = malloc(sizeof *part * (size_t)(2 * nb + 1));
     adm_status st;
     if (!part) return ADM_FAIL(ADM_ERR_NOMEM, "statistics on the GPU: out of memory");
     if ((st = d->m->scale(d->sess, part)) == ADM_OK) *scale = adm_h_scale_from_blocks(part, nb);
