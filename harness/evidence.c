@@ -218,10 +218,9 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
         }
     for (int64_t j = 0; j < N && !cnd; j++) colrms[j] = sqrt(colrms[j] / (double)(R ? R : 1));
     /* One pass over the output, in ns stripes of blocks of ADM_SE_RB rows:
-     * each row's sums are its own (its 32 lane partials in channel order,
-     * added in lane order: harness/stat_elem.h, adm_se_raw_lanes), each
-     * block's magnitude sums (its rows' in row order, each row's as its
-     * raw sums) and histograms too, each stripe's channel sums (in
+     * each row's sums are its own (in channel order), each block's
+     * magnitude sums (its rows' in row order, each row's in channel
+     * order) and histograms too, each stripe's channel sums (in
      * row order) too, and they are merged in order, so the same inputs
      * give the same bits with 1 or 16 threads (floating-point addition is
      * not associative; OpenMP's reduction order follows the thread count)
@@ -235,18 +234,14 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
         double *C = chans + st * N * RAW_NS;
         for (int64_t bk = st * nb / ns; bk < (st + 1) * nb / ns; bk++) {
             /* the block's sums and maxima in locals (no aliasing with
-             * the group sums to fear): each row's from its lane partials,
-             * folded into the block's in row order */
-            adm_se_mag m, mr, ml[ADM_SE_LANES];
-            double P[ADM_SE_LANES * RAW_NS];
-            int nl = adm_se_lanes(N);
+             * the group sums to fear): each row's from zero in channel
+             * order, folded into the block's in row order */
+            adm_se_mag m, mr;
             int64_t *H = ph + bk * HIST_BLOCK;
             memset(&m, 0, sizeof m);
             for (int64_t row = bk * ADM_SE_RB; row < R && row < (bk + 1) * ADM_SE_RB; row++) {
                 double rr = 0, floor_ = 0, g[RAW_NS];
                 memcpy(g, rows + row * RAW_NS, sizeof g);
-                memset(P, 0, sizeof *P * (size_t)(nl * RAW_NS));
-                memset(ml, 0, sizeof *ml * (size_t)nl);
                 for (int64_t j = 0; j < N && !cnd; j++) {
                     double x = o[row * N + j];
                     if (isfinite(x)) rr += x * x;
@@ -254,7 +249,6 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
                 if (!cnd) floor_ = sqrt(rr / (double)N);
                 memset(&mr, 0, sizeof mr);
                 for (int64_t j = 0; j < N; j++) {
-                    int l = (int)(j % ADM_SE_LANES);
                     int64_t i = row * N + j;
                     double r = adm_h_at(rd, i), c = adm_h_at(cd, i), oi = o[i];
                     adm_se_elem e;
@@ -262,13 +256,11 @@ adm_status adm_h_measure_raw(const adm_judge_input *in, const adm_h_reader *rd, 
                     if (!adm_se_measure(fmt, oi, r, c, cnd != NULL, cnd ? cnd[i] : 0, floor_, cnd ? 0 : colrms[j],
                                         &e))
                         continue;
-                    adm_se_mag_add(&ml[l], &e, oi, c - r, adm_se_nontrivial(cnd != NULL, oi, cnd ? cnd[i] : 0));
+                    adm_se_mag_add(&mr, &e, oi, c - r, adm_se_nontrivial(cnd != NULL, oi, cnd ? cnd[i] : 0));
                     adm_se_hist_slots(&e, slot);
                     for (int k = 0; k < 4; k++) H[slot[k]]++;
-                    raw_add2(P + l * RAW_NS, C + j * RAW_NS, oi, e.u, c - r, e.er, e.ec);
+                    raw_add2(g, C + j * RAW_NS, oi, e.u, c - r, e.er, e.ec);
                 }
-                adm_se_raw_lanes(g, P, nl);
-                adm_se_mag_lanes(&mr, ml, nl);
                 memcpy(rows + row * RAW_NS, g, sizeof g);
                 adm_se_mag_fold(&m, &mr);
             }

@@ -298,31 +298,6 @@ ADM_SE_FN void adm_se_mag_fold(adm_se_mag *b, const adm_se_mag *r)
     for (int k = 0; k < MG_NS; k++) b->v[k] = adm_se_mag_acc(k, b->v[k], r->v[k]);
 }
 
-/* A row's sums (its raw sums and magnitude numbers) are ADM_SE_LANES
- * interleaved partials, each from zero: element j of the row goes to
- * partial j % ADM_SE_LANES, in channel order, and the partials are added
- * in lane order at the row's end (adm_se_raw_lanes, adm_se_mag_lanes).
- * Why: the GPU measures a row's 32 consecutive elements at once, one a
- * lane of a warp, and keeps each lane's partial in its registers; a
- * single chain in channel order passed each element's 59 addends through
- * shared memory to the lane that owned the sum (half of row_sums' time on
- * the H200). A row shorter than 32 has N partials (adm_se_lanes). */
-#define ADM_SE_LANES 32
-ADM_SE_FN int adm_se_lanes(int64_t N) { return N < ADM_SE_LANES ? (int)N : ADM_SE_LANES; }
-
-/* g (the row's sums, from +0) += the nl lane partials P, in lane order. */
-ADM_SE_FN void adm_se_raw_lanes(double *ADM_SE_RESTRICT g, const double *ADM_SE_RESTRICT P, int nl)
-{
-    for (int l = 0; l < nl; l++)
-        for (int k = 0; k < RAW_NS; k++) g[k] += P[l * RAW_NS + k];
-}
-
-/* r (zeroed) := the nl lane partials folded in lane order. */
-ADM_SE_FN void adm_se_mag_lanes(adm_se_mag *r, const adm_se_mag *lane, int nl)
-{
-    for (int l = 0; l < nl; l++) adm_se_mag_fold(r, &lane[l]);
-}
-
 ADM_SE_FN void adm_se_mag_store(const adm_se_mag *m, double *M)
 {
     memcpy(M, m->v, sizeof m->v);

@@ -20,7 +20,6 @@
 /* Elements of a row whose shared terms are computed before the candidates
  * read them: about 26 KB of terms per thread, held in L1/L2. */
 #define BATCH_CHUNK 256
-_Static_assert(BATCH_CHUNK % ADM_SE_LANES == 0, "a chunk starts at lane 0 (harness/stat_elem.h)");
 
 static int group_cap; /* adm_h_stats_batch_cap's; 0: none */
 
@@ -173,23 +172,22 @@ typedef struct shared_elem { adm_se_elem e; double oi, r, nt; int j, h0, h2; } s
 #if defined(__GNUC__)
 __attribute__((flatten))
 #endif
-static void cand_chunk(const shared_elem *se, int nv, const double *cv, adm_se_mag *ml, int64_t *H, double *P,
+static void cand_chunk(const shared_elem *se, int nv, const double *cv, adm_se_mag *m, int64_t *H, double *g,
                        double *C)
 {
     for (int t = 0; t < nv; t++) {
         const shared_elem *x = &se[t];
         double c = cv[x->j];
         adm_se_elem e = x->e;
-        int l = x->j % ADM_SE_LANES; /* the chunk starts at a multiple of the lanes */
         if (!isfinite(c)) continue;
         e.ec = c - x->oi;
         e.cu = e.ec * e.u;
-        adm_se_mag_add(&ml[l], &e, x->oi, c - x->r, x->nt);
+        adm_se_mag_add(m, &e, x->oi, c - x->r, x->nt);
         H[x->h0]++;
         H[ADM_HIST_BINS + adm_se_hist_bin(e.cu)]++;
         H[x->h2]++;
         H[2 * ADM_HIST_BINS + ADM_HIST_LOG_BINS + adm_se_hist_log_bin(e.cu)]++;
-        raw_add2(P + l * RAW_NS, C + x->j * RAW_NS, x->oi, e.u, c - x->r, e.er, e.ec);
+        raw_add2(g, C + x->j * RAW_NS, x->oi, e.u, c - x->r, e.er, e.ec);
     }
 }
 
@@ -209,19 +207,13 @@ static void batch_pass(const adm_h_stats_batch *b, int G, const adm_tensor *cons
 #pragma omp for schedule(dynamic, 1)
     for (int64_t st = 0; st < ns; st++) {
         for (int64_t bk = st * nb / ns; bk < (st + 1) * nb / ns; bk++) {
-            adm_se_mag m[BATCH_MAX], mr[BATCH_MAX], ml[BATCH_MAX][ADM_SE_LANES];
-            double P[BATCH_MAX][ADM_SE_LANES * RAW_NS];
-            int nl = adm_se_lanes(N);
+            adm_se_mag m[BATCH_MAX], mr[BATCH_MAX];
             memset(m, 0, sizeof m);
             for (int64_t row = bk * ADM_SE_RB; row < R && row < (bk + 1) * ADM_SE_RB; row++) {
                 double g[BATCH_MAX][RAW_NS], rr = 0, floor_ = 0, rv[BATCH_CHUNK], cv[BATCH_CHUNK];
                 shared_elem se[BATCH_CHUNK];
                 memset(mr, 0, sizeof mr);
-                for (int k = 0; k < G; k++) {
-                    memcpy(g[k], ss[k]->rows + row * RAW_NS, sizeof g[k]);
-                    memset(P[k], 0, sizeof *P[k] * (size_t)(nl * RAW_NS));
-                    memset(ml[k], 0, sizeof *ml[k] * (size_t)nl);
-                }
+                for (int k = 0; k < G; k++) memcpy(g[k], ss[k]->rows + row * RAW_NS, sizeof g[k]);
                 for (int64_t j = 0; j < N && !cnd; j++) {
                     double x = o[row * N + j];
                     if (isfinite(x)) rr += x * x;
@@ -249,13 +241,11 @@ static void batch_pass(const adm_h_stats_batch *b, int G, const adm_tensor *cons
                     }
                     for (int k = 0; k < G; k++) {
                         decode(first_elem(cs[k]), cs[k]->dtype, i0, len, cv);
-                        cand_chunk(se, nv, cv, ml[k], ss[k]->ph + bk * HIST_BLOCK, P[k],
+                        cand_chunk(se, nv, cv, &mr[k], ss[k]->ph + bk * HIST_BLOCK, g[k],
                                    ss[k]->chans + st * N * RAW_NS + j0 * RAW_NS);
                     }
                 }
                 for (int k = 0; k < G; k++) {
-                    adm_se_raw_lanes(g[k], P[k], nl);
-                    adm_se_mag_lanes(&mr[k], ml[k], nl);
                     memcpy(ss[k]->rows + row * RAW_NS, g[k], sizeof g[k]);
                     adm_se_mag_fold(&m[k], &mr[k]);
                 }

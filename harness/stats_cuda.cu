@@ -199,14 +199,14 @@ __global__ void row_rms(const double *o, int64_t R, int64_t N, double *out)
     }
 }
 
-/* A warp's table in shared memory for a row's lane partials: lane l's
- * numbers a row, the rows' stride odd so that the lanes storing one
- * number each (8 bytes, two banks) hit distinct banks. A row's raw sums
- * and then its magnitude numbers take turns in one table. */
-enum { MG_LD = MG_NS | 1 };
-static_assert((int)ADM_SE_LANES == (int)LANES, "row_sums: one lane a partial (harness/stat_elem.h)");
+/* Term tables in shared memory: one element's addends a row, the rows'
+ * stride odd so that the lanes storing one number each (8 bytes, two
+ * banks) of consecutive elements hit distinct banks. A row's raw terms
+ * and then its magnitude terms take turns in one table. */
+enum { MG_LD = MG_NS | 1, UNROLL = 16 };
+static_assert(LANES % UNROLL == 0, "row_sums: a chunk is whole unrolled steps");
 static_assert((int)MG_NS == (int)LANES, "row_sums: one lane per magnitude number");
-static_assert((int)RAW_NS <= (int)MG_NS, "row_sums: the raw sums fit the magnitude numbers' table");
+static_assert((int)RAW_NS <= (int)MG_NS, "row_sums: the raw terms fit the magnitude terms' table");
 static_assert(ADM_SE_RB % WARPS == 0, "row_sums: a thread block's rows lie in one block of rows");
 
 /* Adds 1 to bin slot of H for each active lane, lanes of one bin in one
@@ -220,30 +220,26 @@ __device__ void hist_add(unsigned long long *H, int slot, bool active)
 }
 
 /* One warp per row, WARPS consecutive rows a thread block (one block of
- * rows): lane l measures the row's elements j = l (mod 32) in channel
- * order and adds them to its partials in registers (raw_add2's and
- * adm_se_mag_add's additions, harness/stat_elem.h's lanes); at the row's
- * end lane k adds the lanes' partials of sum k in lane order through a
- * table in shared memory (adm_se_raw_lanes, adm_se_mag_lanes). The
- * histogram counts gathered in shared memory and added to the block's
- * (ph, zeroed) once a thread block's rows are done. The rows' magnitude
- * numbers go to rowmg, folded into the blocks' by mag_fold. */
+ * rows): each lane measures one element of a chunk of 32 once and stores
+ * its raw addends (adm_se_raw_terms), lane k adding the chunk's to raw
+ * sum k in channel order, as raw_add2 on the CPU; then its magnitude
+ * addends (adm_se_mag_terms), lane k adding them to the row's magnitude
+ * number k (adm_se_mag_acc), as adm_se_mag_add; the histogram counts
+ * gathered in shared memory and added to the block's (ph, zeroed) once a
+ * thread block's rows are done. The rows' magnitude numbers go to rowmg,
+ * folded into the blocks' by mag_fold. */
 __global__ void row_sums(args a, double *rows, double *rowmg, unsigned long long *ph)
 {
     __shared__ double T[WARPS][LANES][MG_LD];
+    __shared__ int ok[WARPS][LANES];
     __shared__ unsigned long long H[HIST_BLOCK];
-    int w = threadIdx.x / LANES, lane = threadIdx.x % LANES, nl = adm_se_lanes(a.N);
+    int w = threadIdx.x / LANES, lane = threadIdx.x % LANES;
     for (int64_t r0 = blockIdx.x * (int64_t)WARPS; r0 < a.R; r0 += (int64_t)gridDim.x * WARPS) {
         int64_t row = r0 + w;
         for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x) H[k] = 0;
         __syncthreads();
         if (row < a.R) {
-            double g[RAW_NS], unused[RAW_NS], s = 0;
-            adm_se_mag m;
-#pragma unroll
-            for (int k = 0; k < RAW_NS; k++) g[k] = unused[k] = 0;
-#pragma unroll
-            for (int k = 0; k < MG_NS; k++) m.v[k] = 0;
+            double g = 0, m = 0;
             for (int64_t j0 = 0; j0 < a.N; j0 += LANES) {
                 int64_t j = j0 + lane;
                 double oi = 0, d = 0;
@@ -251,28 +247,39 @@ __global__ void row_sums(args a, double *rows, double *rowmg, unsigned long long
                 int slot[4] = {0, 0, 0, 0};
                 int good = j < a.N && elem(a, row, j, &oi, &d, &e);
                 if (good) {
-                    raw_add2(g, unused, oi, e.u, d, e.er, e.ec);
-                    adm_se_mag_add(&m, &e, oi, d,
-                                   adm_se_nontrivial(a.has_cnd, oi, a.has_cnd ? a.cnd[row * a.N + j] : 0.0));
+                    adm_se_raw_terms(oi, e.u, d, e.er, e.ec, T[w][lane]);
                     adm_se_hist_slots(&e, slot);
                 }
+                ok[w][lane] = good;
                 for (int k = 0; k < 4; k++) hist_add(H, slot[k], good != 0);
-            }
+                __syncwarp();
+                if (lane < RAW_NS)
+                    for (int k = 0; k < LANES; k++)
+                        if (ok[w][k]) g += T[w][k][lane];
+                __syncwarp();
+                if (good)
+                    adm_se_mag_terms(&e, oi, d,
+                                     adm_se_nontrivial(a.has_cnd, oi, a.has_cnd ? a.cnd[row * a.N + j] : 0.0),
+                                     T[w][lane]);
+                __syncwarp();
+                /* UNROLL terms loaded at once, then added in order: the
+                 * chain waits on its additions only, not on each load */
+                for (int k0 = 0; k0 < LANES; k0 += UNROLL) {
+                    double t[UNROLL];
+                    int f[UNROLL];
 #pragma unroll
-            for (int k = 0; k < RAW_NS; k++) T[w][lane][k] = g[k];
-            __syncwarp();
-            if (lane < RAW_NS) {
-                for (int l = 0; l < nl; l++) s += T[w][l][lane];
-                rows[row * RAW_NS + lane] = s;
-            }
-            __syncwarp();
+                    for (int u = 0; u < UNROLL; u++) {
+                        f[u] = ok[w][k0 + u];
+                        t[u] = T[w][k0 + u][lane];
+                    }
 #pragma unroll
-            for (int k = 0; k < MG_NS; k++) T[w][lane][k] = m.v[k];
-            __syncwarp();
-            s = 0;
-            for (int l = 0; l < nl; l++) s = adm_se_mag_acc(lane, s, T[w][l][lane]);
-            rowmg[row * MG_NS + lane] = s;
-            __syncwarp();
+                    for (int u = 0; u < UNROLL; u++)
+                        if (f[u]) m = adm_se_mag_acc(lane, m, t[u]);
+                }
+                __syncwarp();
+            }
+            if (lane < RAW_NS) rows[row * RAW_NS + lane] = g;
+            rowmg[row * MG_NS + lane] = m;
         }
         __syncthreads();
         for (int k = threadIdx.x; k < HIST_BLOCK; k += blockDim.x)
