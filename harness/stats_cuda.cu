@@ -427,16 +427,12 @@ __global__ void scan(args a, int64_t n, unsigned long long *first)
     unsigned long long fk = (unsigned long long)n, fb = (unsigned long long)n;
     bool same = a.ref_dt == a.cand_dt;
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
-        if (same) {
-            /* equal bits: equal kinds, nothing to find (the kernel was
-             * bound by its integer work: ncu on the H200, ALU 50%) */
-            uint64_t x = bits_at(a.ref, a.ref_dt, i), y = bits_at(a.cand, a.cand_dt, i);
-            if (x == y) continue;
-            if (fb == (unsigned long long)n && !(nan_bits(a.ref_dt, x) && nan_bits(a.ref_dt, y)))
-                fb = (unsigned long long)i;
-        }
         if (fk == (unsigned long long)n && kind_of(at(a.ref, a.ref_dt, i)) != kind_of(at(a.cand, a.cand_dt, i)))
             fk = (unsigned long long)i;
+        if (same && fb == (unsigned long long)n) {
+            uint64_t x = bits_at(a.ref, a.ref_dt, i), y = bits_at(a.cand, a.cand_dt, i);
+            if (x != y && !(nan_bits(a.ref_dt, x) && nan_bits(a.ref_dt, y))) fb = (unsigned long long)i;
+        }
         if (fk < (unsigned long long)n && (fb < (unsigned long long)n || !same)) break;
     }
     fk = warp_min(fk);
