@@ -54,7 +54,7 @@ pid_t adm_child_fork(int pfd[2]);
  * thread, before it starts it) makes every fork of the process wait for
  * the gate (pthread_atfork: the sandboxes' forks, the plugin sandbox's,
  * any library's); adm_child_hold_forks and adm_child_release_forks
- * bracket the work on its thread. */
+ * bracket the work on its thread, whose own forks do not wait. */
 void adm_child_gate_forks(void);
 void adm_child_hold_forks(void);
 void adm_child_release_forks(void);

@@ -54,20 +54,38 @@ void adm_child_set_limit(int resource, rlim_t soft, rlim_t hard)
 
 static pthread_mutex_t fork_gate = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t gate_once = PTHREAD_ONCE_INIT;
+/* holding: this thread holds the gate; passed: this thread's fork went
+ * through without taking it. The holder's own forks pass (the driver's
+ * start-up may fork and exec nvidia-modprobe): waiting there would wait
+ * on itself. */
+static _Thread_local int holding, passed;
 
-static void gate_lock(void) { pthread_mutex_lock(&fork_gate); }
+static void gate_prepare(void)
+{
+    if (holding) passed = 1;
+    else pthread_mutex_lock(&fork_gate);
+}
 /* the child's copy was locked by the forking thread, which the child
  * continues: a default mutex may be unlocked there */
-static void gate_unlock(void) { pthread_mutex_unlock(&fork_gate); }
-static void gate_register(void) { (void)pthread_atfork(gate_lock, gate_unlock, gate_unlock); }
+static void gate_after(void)
+{
+    if (passed) passed = 0;
+    else pthread_mutex_unlock(&fork_gate);
+}
+static void gate_register(void) { (void)pthread_atfork(gate_prepare, gate_after, gate_after); }
 
 void adm_child_gate_forks(void) { pthread_once(&gate_once, gate_register); }
 void adm_child_hold_forks(void)
 {
     adm_child_gate_forks();
-    gate_lock();
+    pthread_mutex_lock(&fork_gate);
+    holding = 1;
 }
-void adm_child_release_forks(void) { gate_unlock(); }
+void adm_child_release_forks(void)
+{
+    holding = 0;
+    pthread_mutex_unlock(&fork_gate);
+}
 
 static void (*after_fork)(void);
 

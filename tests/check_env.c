@@ -7,9 +7,9 @@
  * Messages: a message longer than the buffer keeps its head and its tail
  * (the field and the reason), never cuts a UTF-8 sequence.
  * Fork: the sandboxes' fork gate (core/adm_child.h): no fork, the
- * sandboxes' or a plain one, starts while a thread holds the gate (the
- * CUDA start-up), and a hook runs once in the parent after the next
- * sandbox fork. */
+ * sandboxes' or a plain one, starts while another thread holds the gate
+ * (the CUDA start-up), the holder's own does, and a hook runs once in the
+ * parent after the next sandbox fork. */
 #include "adm_capture.h"
 #include "adm_child.h"
 #include "adm_core.h"
@@ -280,8 +280,23 @@ static void fork_once(void)
 
 START_TEST(test_fork_gate)
 {
+    int ws;
+    pid_t pid;
     fork_while_held(1);
     fork_while_held(0);
+    /* the holder's own fork (the driver's start-up may fork) passes: a
+     * wait on itself would hang, ended here by the alarm */
+    alarm(20);
+    adm_child_hold_forks();
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) _exit(7);
+    adm_child_release_forks();
+    ck_assert_int_eq(waitpid(pid, &ws, 0), pid);
+    ck_assert(WIFEXITED(ws) && WEXITSTATUS(ws) == 7);
+    /* and the gate is free again for the others' forks */
+    fork_while_held(1);
+    alarm(0);
 }
 END_TEST
 
