@@ -316,7 +316,8 @@ __global__ void chan_sums(args a, double *chans)
         for (int t = 0; t < RAW_NS; t++) h[t] = scratch[t] = 0;
         /* the next row's operands load while this row is measured: the
          * loads' latency off the chain of additions (H200, FLUX.1 MLP:
-         * -11%, session 7) */
+         * -11% for session 7's version, -1.6% in one run of this one;
+         * ncu: the kernel is latency-bound at a quarter of the warps) */
         if (r0 < end) next = load(a, r0, j);
         for (int64_t row = r0; row < end; row++) {
             double oi, d;

@@ -15,7 +15,8 @@ extern "C" {
 #define ADM_STATS_CUDA_PART "harness"
 /* Raise on any change to the table or to a structure that crosses, the
  * layout of the raw sums' arrays included (harness/stat_elem.h: RAW_NS,
- * MG_NS, HIST_BLOCK; 3: RAW_NS 27). */
+ * MG_NS, HIST_BLOCK; 3: RAW_NS 27; 4: the resolve scale's 2 sums a
+ * block). */
 #define ADM_STATS_CUDA_ABI 4
 
 /* One output of R rows x N channels in the partition of
