@@ -623,13 +623,17 @@ int main(int argc, char **argv)
             "against the sglang template (|mean e| <= 0.25 rms e, RMS and max within 1.5x; pooled: any capture "
             "rejects). '-': not reached on the grid (up to %.2g of the grid unit); '<= x': reached at the grid's "
             "smallest lean already; '(magnitude)': most of the rejections at the 50%% point came from gate 1 "
-            "(the RMS, max or ulp form), not the bias gate.\n\n", seeds, grid[NGRID - 1]);
+            "(the RMS, max or ulp form), not the bias gate. 'injected': admit's and the template's 50%% points "
+            "in the grid's unit (D for shift, channel, gain and token gain; an output ulp for nudge; a fraction of "
+            "the elements for round-up), read where the realized axis is not monotone in the injected size (GELU's "
+            "gains: its realized 50%% point can be negative).\n\n", seeds, grid[NGRID - 1]);
     if (limit)
-        fprintf(md, "| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% | limit 50%% at "
-                "admit's share | limit 50%% at 1e-3 |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        fprintf(md, "| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% | injected 50%%: "
+                "admit, template | limit 50%% at admit's share | limit 50%% at 1e-3 |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n");
     else
-        fprintf(md, "| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% |\n"
-                "|---|---|---|---|---|---|---|---|\n");
+        fprintf(md, "| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% | injected 50%%: "
+                "admit, template |\n|---|---|---|---|---|---|---|---|---|\n");
     if (do_leans) {
         int first_cell = 1;
         for (int op = 0; op < OP_COUNT; op++)
@@ -639,7 +643,7 @@ int main(int argc, char **argv)
                 for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
                     for (int pooled = 1; pooled <= 4; pooled += 3) {
                         int64_t n = sizes[si];
-                        double frac[NGRID], tfrac[NGRID], lean[NGRID], tlean[NGRID], bymag[NGRID], c50, c90, t50, t90;
+                        double frac[NGRID], tfrac[NGRID], lean[NGRID], tlean[NGRID], bymag[NGRID], c50, c90, t50, t90, i50, ti50;
                         double lfs[NGRID], lfw[NGRID], l50s = NAN, l50w = NAN;
                         /* admit's statistics on this output share the rate: 5 on a 1-D one, 17 on a 2-D one
                          * (the group statistics' tests in ulps counted) */
@@ -697,6 +701,9 @@ int main(int argc, char **argv)
                         c90 = crossing(frac + g0, lean + g0, g1 - g0, 0.9);
                         t50 = crossing(tfrac + g0, tlean + g0, g1 - g0, 0.5);
                         t90 = crossing(tfrac + g0, tlean + g0, g1 - g0, 0.9);
+                        /* the same points on the injected axis (the grid) */
+                        i50 = crossing(frac + g0, grid + g0, g1 - g0, 0.5);
+                        ti50 = crossing(tfrac + g0, grid + g0, g1 - g0, 0.5);
                         if (limit && (kind == L_CHANNEL || kind == L_TOKEN)) {
                             l50s = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, share));
                             l50w = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, 1e-3));
@@ -708,7 +715,7 @@ int main(int argc, char **argv)
                         }
 #define CELL(x) (isfinite(x) ? x : -1.0)
                         {
-                            char a5[32], a9[32], b5[32], b9[32];
+                            char a5[32], a9[32], b5[32], b9[32], ia[32], it[32];
                             const char *by = "";
                             for (int g = g0; g < g1; g++)
                                 if (frac[g] >= 0.5) {
@@ -719,8 +726,10 @@ int main(int argc, char **argv)
                             fmt_cross(a9, sizeof a9, c90, frac[g0] >= 0.9, lean[g0]);
                             fmt_cross(b5, sizeof b5, t50, tfrac[g0] >= 0.5, tlean[g0]);
                             fmt_cross(b9, sizeof b9, t90, tfrac[g0] >= 0.9, tlean[g0]);
-                            fprintf(md, "| %s | %s | %lld | %d | %s%s | %s | %s | %s |", op_label[op], lean_label[kind],
-                                    (long long)n, pooled, a5, by, a9, b5, b9);
+                            fmt_cross(ia, sizeof ia, i50, frac[g0] >= 0.5, grid[g0]);
+                            fmt_cross(it, sizeof it, ti50, tfrac[g0] >= 0.5, grid[g0]);
+                            fprintf(md, "| %s | %s | %lld | %d | %s%s | %s | %s | %s | %s, %s |", op_label[op],
+                                    lean_label[kind], (long long)n, pooled, a5, by, a9, b5, b9, ia, it);
                             if (limit) fprintf(md, " %.3g | %.3g |", l50s, l50w);
                             fprintf(md, "\n");
                             fflush(md);
@@ -728,9 +737,10 @@ int main(int argc, char **argv)
                         if (js) {
                             fprintf(js, "%s  {\"op\": \"%s\", \"lean\": \"%s\", \"n\": %lld, \"pooled\": %d, "
                                     "\"admit_50\": %.4g, \"admit_90\": %.4g, \"template_50\": %.4g, \"template_90\": %.4g, "
+                                    "\"admit_50_injected\": %.4g, \"template_50_injected\": %.4g, "
                                     "\"op_index\": %d, \"lean_index\": %d, \"seeds\": %d, \"frac\": [",
                                     first_cell ? "" : ",\n", op_label[op], lean_label[kind], (long long)n, pooled, CELL(c50),
-                                    CELL(c90), CELL(t50), CELL(t90), op, kind, S);
+                                    CELL(c90), CELL(t50), CELL(t90), CELL(i50), CELL(ti50), op, kind, S);
                             for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", frac[g]);
                             fprintf(js, "], \"template_frac\": [");
                             for (int g = 0; g < NGRID; g++) fprintf(js, "%s%.3g", g ? ", " : "", tfrac[g]);

@@ -98,8 +98,8 @@ def main():
                  "rejects). '-': not reached on the grid (up to %.2g of the grid unit); '<= x': reached at the grid's "
                  "smallest lean already; '(magnitude)': most of the rejections at the 50%% point came from gate 1 "
                  "(the RMS, max or ulp form), not the bias gate.\n\n" % (seeds.pop(), grid[-1]))
-        md.write("| op | lean | n | pooled | admit 50% | admit 90% | template 50% | template 90% |\n"
-                 "|---|---|---|---|---|---|---|---|\n")
+        md.write("| op | lean | n | pooled | admit 50% | admit 90% | template 50% | template 90% | injected 50%: admit, "
+                 "template |\n|---|---|---|---|---|---|---|---|---|\n")
         for c in cells:
             fr, tf, le, bm = c["frac"], c["template_frac"], c["realized"], c["by_magnitude"]
             g0 = 2 if c["n"] >= 100000 else 0
@@ -108,12 +108,15 @@ def main():
                 if fr[g] >= 0.5:
                     by = " (magnitude)" if bm[g] > 0.5 else ""
                     break
-            md.write("| %s | %s | %d | %d | %s%s | %s | %s | %s |\n" % (
+            md.write("| %s | %s | %d | %d | %s%s | %s | %s | %s | %s, %s |\n" % (
                 c["op"], c["lean"], c["n"], c["pooled"],
                 cross_fmt(c["admit_50"], fr[g0] >= 0.5, le[g0]), by,
                 cross_fmt(c["admit_90"], fr[g0] >= 0.9, le[g0]),
                 cross_fmt(c["template_50"], tf[g0] >= 0.5, le[g0]),
-                cross_fmt(c["template_90"], tf[g0] >= 0.9, le[g0])))
+                cross_fmt(c["template_90"], tf[g0] >= 0.9, le[g0]),
+                # rows written before the injected points existed have none
+                cross_fmt(c.get("admit_50_injected"), fr[g0] >= 0.5, grid[g0]),
+                cross_fmt(c.get("template_50_injected"), tf[g0] >= 0.5, grid[g0])))
         md.write("\n## False alarms of lossless paths\n\n| op | path | n | samples | admit rejects | template rejects |\n"
                  "|---|---|---|---|---|---|\n")
         for r in fa:
