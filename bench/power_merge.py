@@ -40,7 +40,7 @@ def write_summary(path, cells, tot, rej, trej):
                 if c is None:
                     out.append("")
                     continue
-                g0 = 2 if n >= 100000 else 0
+                g0 = c.get("g0", 2 if n >= 100000 else 0)
                 x = c["admit_50"]
                 txt = cross_fmt(x, c["frac"][g0] >= 0.5, c["realized"][g0])
                 goal = GOALS.get((n, p), GOAL_LARGE if n >= 1024 else None)
@@ -102,7 +102,7 @@ def main():
                  "template |\n|---|---|---|---|---|---|---|---|---|\n")
         for c in cells:
             fr, tf, le, bm = c["frac"], c["template_frac"], c["realized"], c["by_magnitude"]
-            g0 = 2 if c["n"] >= 100000 else 0
+            g0 = c.get("g0", 2 if c["n"] >= 100000 else 0)
             by = ""
             for g in range(g0, len(fr)):
                 if fr[g] >= 0.5:
