@@ -474,7 +474,12 @@ static double kv_var(double n, double s, double s2) { return n > 1 ? fmax(0.0, (
  * a test that does not know the null's must: a lean that moves roundings
  * spreads d beyond the null's, 1.2-1.3x its variance on the fp32 row sum
  * at the 50% points), still z and one-sided: the limit of any test that
- * estimates its spread from the capture. */
+ * estimates its spread from the capture. The global leans only: for the
+ * groups the natural such test (the ratio of the groups' squared leans to
+ * their variances from each group's own values, against F(G, sum (n_g -
+ * 1)), the lean's pattern unknown) was measured and detects less than
+ * admit's four tests (linear's per-token gain at 64 outputs: 2.02 D at
+ * admit's share against admit's 1.12), so it bounds nothing. */
 static int kv_rejects(const lim_acc *A, const kv_sums *k, int kind, double a, int est)
 {
     double S = A->seeds, n = k->n;
@@ -509,43 +514,15 @@ static double ncx2_median(double G, double lam)
  * rms)^2 / v). With unequal known variances the chi^2 test weighted by
  * each group's own reaches further (lam = g^2 sum 1 / v_g >= G g^2 /
  * mean v): this is an upper bound on that limit. */
-/* The upper p quantile of F(h1, h2), by bisection on GSL's upper tail
- * (its own inverse gives up at some fractional degrees of freedom). */
-static double f_upper(double p, double h1, double h2)
-{
-    double lo = 0, hi = 1;
-    while (gsl_cdf_fdist_Q(hi, h1, h2) > p && hi < 1e300) hi *= 2;
-    for (int it = 0; it < 200 && hi - lo > 1e-12 * hi; it++) {
-        double mid = (lo + hi) / 2;
-        if (gsl_cdf_fdist_Q(mid, h1, h2) > p) lo = mid;
-        else hi = mid;
-    }
-    return hi;
-}
-
-/* The median of the noncentral F(G, h2, lam): its numerator chi^2(G, lam)
- * / G fitted as c chi^2(h) / G (Patnaik), so F is c h / G times F(h, h2). */
-static double ncf_median(double G, double h2, double lam)
-{
-    double c = (G + 2 * lam) / (G + lam), h = (G + lam) * (G + lam) / (G + 2 * lam);
-    return c * h / G * f_upper(0.5, h, h2);
-}
-
-/* With `est`, the same test with each group's variance estimated from its
- * own n_g values, as a test that does not know them must: the ratio of
- * the groups' leans to their estimated variances is F(G, G (n_g - 1)),
- * noncentral under a lean (equal variances: the ratio's best case). */
-static double g_limit(const lim_acc *A, int kind, int pooled, double a, int est)
+static double g_limit(const lim_acc *A, int kind, int pooled, double a)
 {
     double S = A->seeds, G = (kind == L_CHANNEL ? A->G_ch : A->G_row) * pooled, q, lo = 0, hi, lam;
-    double ng = kind == L_CHANNEL ? A->G_row : A->G_ch, h2 = G * (ng - 1);
-    if (!(G >= 1) || (est && !(h2 >= 1))) return NAN;
-    q = est ? f_upper(a, G, h2) : gsl_cdf_chisq_Qinv(a, G);
-    hi = est ? 10 * q * G + 100 : 10 * q + 100;
-    while (est && ncf_median(G, h2, hi) < q && hi < 1e12) hi *= 2;
+    if (!(G >= 1)) return NAN;
+    q = gsl_cdf_chisq_Qinv(a, G);
+    hi = 10 * q + 100;
     for (int it = 0; it < 200; it++) {
         double mid = (lo + hi) / 2;
-        if ((est ? ncf_median(G, h2, mid) : ncx2_median(G, mid)) < q) lo = mid;
+        if (ncx2_median(G, mid) < q) lo = mid;
         else hi = mid;
     }
     lam = (lo + hi) / 2;
@@ -778,10 +755,8 @@ int main(int argc, char **argv)
                         i50 = crossing(frac + g0, grid + g0, g1 - g0, 0.5);
                         ti50 = crossing(tfrac + g0, grid + g0, g1 - g0, 0.5);
                         if (limit && (kind == L_CHANNEL || kind == L_TOKEN)) {
-                            l50s = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, share, 0));
-                            l50w = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, 1e-3, 0));
-                            l50es = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, share, 1));
-                            l50ew = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, 1e-3, 1));
+                            l50s = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, share));
+                            l50w = realized_at(lean, g0, g1, g_limit(&A, kind, pooled, 1e-3));
                         } else if (limit) {
                             l50s = crossing(lfs + g0, lean + g0, g1 - g0, 0.5);
                             l50w = crossing(lfw + g0, lean + g0, g1 - g0, 0.5);
