@@ -22,6 +22,24 @@ GOALS = {(64, 1): 0.8, (64, 4): 0.25}
 GOAL_LARGE = 0.15
 
 
+def why_missed(c, goal):
+    """What bench_power --limit says of a missed goal: the 50% point of the
+    best test at 1e-3 (the whole false-alarm rate on the one statistic),
+    with the null's spread known or estimated from the capture, and at
+    admit's share of the rate, against the goal."""
+    def lim(k):
+        x = c.get(k)
+        return x if x is not None and x > 0 and math.isfinite(x) else None
+    known, est, est_share = lim("limit_whole_50"), lim("limit_est_whole_50"), lim("limit_est_share_50")
+    if known is not None and known > goal:
+        return "; below the limit of any test at 1e-3, %.3g" % known
+    if est is not None and est > goal:
+        return "; below the limit at 1e-3 of a test that estimates its spread, %.3g" % est
+    if est_share is not None and est_share > goal:
+        return "; below that limit at admit's share, %.3g" % est_share
+    return ""
+
+
 def write_summary(path, cells, tot, rej, trej):
     cols = [(64, 1), (64, 4), (256, 1), (1024, 1), (16384, 1), (1000000, 1)]
     rows = {}
@@ -40,15 +58,15 @@ def write_summary(path, cells, tot, rej, trej):
                 if c is None:
                     out.append("")
                     continue
-                g0 = 2 if n >= 100000 else 0
+                g0 = c.get("g0", 2 if n >= 100000 else 0)
                 x = c["admit_50"]
                 txt = cross_fmt(x, c["frac"][g0] >= 0.5, c["realized"][g0])
                 goal = GOALS.get((n, p), GOAL_LARGE if n >= 1024 else None)
                 val = max(0.0, c["realized"][g0]) if c["frac"][g0] >= 0.5 else (x if x >= 0 else float("inf"))
                 if goal is not None and val > goal:
                     txt = "**" + txt + "**"
-                    missed.append("%s %s n=%d%s: %s (goal %.2g)" % (key[2], key[3], n, " x4" if p > 1 else "",
-                                                                   txt.strip("*"), goal))
+                    missed.append("%s %s n=%d%s: %s (goal %.2g%s)" % (key[2], key[3], n, " x4" if p > 1 else "",
+                                                                     txt.strip("*"), goal, why_missed(c, goal)))
                 out.append(txt)
             md.write("| %s | %s | %s |\n" % (key[2], key[3], " | ".join(out)))
         md.write("\nFalse alarms of lossless paths: admit %d, the template %d, of %d samples.\n" % (rej, trej, tot))
@@ -98,17 +116,20 @@ def main():
                  "rejects). '-': not reached on the grid (up to %.2g of the grid unit); '<= x': reached at the grid's "
                  "smallest lean already; '(magnitude)': most of the rejections at the 50%% point came from gate 1 "
                  "(the RMS, max or ulp form), not the bias gate.\n\n" % (seeds.pop(), grid[-1]))
-        md.write("| op | lean | n | pooled | admit 50% | admit 90% | template 50% | template 90% | injected 50%: admit, "
-                 "template |\n|---|---|---|---|---|---|---|---|---|\n")
+        lim = any("limit_share_50" in c for c in cells)
+        md.write("| op | lean | n | pooled | admit 50%% | admit 90%% | template 50%% | template 90%% | injected 50%%: admit, "
+                 "template |%s\n|---|---|---|---|---|---|---|---|---|%s\n" % (
+                     " limit, spread known: share, 1e-3 | limit, spread estimated: share, 1e-3 |" if lim else "",
+                     "---|---|" if lim else ""))
         for c in cells:
             fr, tf, le, bm = c["frac"], c["template_frac"], c["realized"], c["by_magnitude"]
-            g0 = 2 if c["n"] >= 100000 else 0
+            g0 = c.get("g0", 2 if c["n"] >= 100000 else 0)
             by = ""
             for g in range(g0, len(fr)):
                 if fr[g] >= 0.5:
                     by = " (magnitude)" if bm[g] > 0.5 else ""
                     break
-            md.write("| %s | %s | %d | %d | %s%s | %s | %s | %s | %s, %s |\n" % (
+            line = "| %s | %s | %d | %d | %s%s | %s | %s | %s | %s, %s |" % (
                 c["op"], c["lean"], c["n"], c["pooled"],
                 cross_fmt(c["admit_50"], fr[g0] >= 0.5, le[g0]), by,
                 cross_fmt(c["admit_90"], fr[g0] >= 0.9, le[g0]),
@@ -116,7 +137,11 @@ def main():
                 cross_fmt(c["template_90"], tf[g0] >= 0.9, le[g0]),
                 # rows written before the injected points existed have none
                 cross_fmt(c.get("admit_50_injected"), fr[g0] >= 0.5, grid[g0]),
-                cross_fmt(c.get("template_50_injected"), tf[g0] >= 0.5, grid[g0])))
+                cross_fmt(c.get("template_50_injected"), tf[g0] >= 0.5, grid[g0]))
+            if lim:  # bench_power --limit's columns; "-" where a row has none (run without it, or a group's estimated)
+                line += " %s, %s | %s, %s |" % tuple(cross_fmt(c.get(k), False, 0) for k in (
+                    "limit_share_50", "limit_whole_50", "limit_est_share_50", "limit_est_whole_50"))
+            md.write(line + "\n")
         md.write("\n## False alarms of lossless paths\n\n| op | path | n | samples | admit rejects | template rejects |\n"
                  "|---|---|---|---|---|---|\n")
         for r in fa:

@@ -11,7 +11,9 @@
 # the synthesis dominates) runs only with POWER_ROW_SUM_1E6=1; POWER_BIG=0
 # leaves out every row at 10^6; POWER_MAX_N=1024 stops the small rows and
 # the false-alarm rows there (a re-run of the small sizes; bench_power
-# --min-n 16384 --max-n 16384 --only OP,KIND spot-checks the next size).
+# --min-n 16384 --max-n 16384 --only OP,KIND spot-checks the next size);
+# POWER_LIMIT=1 adds bench_power --limit (the best test's 50% points beside
+# admit's, with the spread known and estimated).
 set -eu
 build=$1 out=$2 seeds=${3:-20} fa=${4:-150} jobs=${5:-2}
 max_n=${POWER_MAX_N:-16384}
@@ -35,6 +37,7 @@ rows() { # the small sizes first: their cells carry most of the goals
 rows | while read -r tag args; do
     [ "${POWER_RESUME:-0}" = 1 ] && python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$out/parts/$tag.json" </dev/null \
         2>/dev/null && continue
+    [ "${POWER_LIMIT:-0}" = 1 ] && case $tag in small-* | big-*) args="$args --limit" ;; esac
     echo "$build/bench_power $args --seeds $seeds --fa-seeds $fa --json $out/parts/$tag.json --out /dev/null 2>$out/parts/$tag.log"
 done >"$out/parts/commands"
 start=$(date +%s)

@@ -218,4 +218,23 @@ for c in zeros.h5 nans.h5; do
 done
 expect 1 "bf16_stats" -- "$admit" run "$src/captures/data/dit_rmsnorm.h5" --reference eager --candidate bf16_stats \
     --claim bf16_stats=exact
+
+# bench/floor_sweep.py (issue 16: the per-row floor against the corpora)
+# recomputes each group statistic's failure from replay's JSON: at the
+# floor in force it must reproduce every failure (else exit 1), and at
+# 0.15 D lossless attention kernels fail (GATES.md, gate 2, materiality)
+"$admit" replay "$src"/captures/data/*.h5 "$src"/captures/real/*.h5 --json corpora.json >/dev/null 2>&1
+expect 0 "| 0.25 | 0 | 0 |" "attention_d64_s256.h5 sdpa_flash (lossless) gain" -- \
+    /usr/bin/python3 "$src/bench/floor_sweep.py" corpora.json
+expect 0 "| 0.1 | 0 | 0 |" -- /usr/bin/python3 "$src/bench/floor_sweep.py" corpora.json --scope channel --floors 0.1
+/usr/bin/python3 - <<'PY' || { echo "FAIL: writing broken.json"; fails=$((fails + 1)); }
+import json
+d = json.load(open('corpora.json'))
+b = next(r["bias"]["row"]["gain"] for r in d["results"]
+         if r["bias"].get("row", {}).get("gain", {}).get("applicable") and not r["bias"]["row"]["gain"]["failed"])
+b["failed"] = True  # a failure the four tests do not support
+json.dump(d, open('broken.json', 'w'))
+PY
+expect 1 "do not reproduce" -- /usr/bin/python3 "$src/bench/floor_sweep.py" broken.json
+expect 2 "one.json: not a replay report" -- /usr/bin/python3 "$src/bench/floor_sweep.py" one.json
 finish cli_evidence
