@@ -25,7 +25,9 @@
  * (--limit: beside admit and the template, the known-variance detector of
  * each lean on the same candidates, at admit's share of the false-alarm
  * rate and at the whole rate, its spreads from 40 other seeds without a
- * lean: the 50% point the best test could reach)
+ * lean: the 50% point the best test could reach; for the global leans the
+ * same detector with each candidate's own spread too: the best test that
+ * estimates its spread from the capture)
  * (the sizes 64, 256, 1024, 16384 and 10^6 between min-n and max-n; --only
  * one row of the table, KIND -1 for all of the op's, which also keeps the
  * false alarms to that op: bench/run_power.sh runs the rows as separate

@@ -84,7 +84,7 @@ def main():
     ap.add_argument("--partial", action="store_true", help="skip rows still being written (a look mid-run)")
     ap.add_argument("parts", nargs="+")
     a = ap.parse_args()
-    cells, fa, seeds, fa_seeds, grid, cpu = [], [], set(), set(), None, 0.0
+    cells, fa, seeds, fa_seeds, grid, grids, cpu = [], [], set(), set(), None, set(), 0.0
     for p in a.parts:
         try:
             with open(p) as f:
@@ -100,9 +100,13 @@ def main():
         if d.get("false_alarm_rows"):
             fa_seeds.add(d["fa_seeds"])
         grid = d["grid"]
+        grids.add(tuple(grid))
         cpu += d["seconds"]
     if len(seeds) != 1:
         sys.exit("power_merge.py: the rows ran with different --seeds")
+    if len(grids) != 1:  # a row's cells index its grid (g0, the 50% points' first size)
+        sys.exit("power_merge.py: the rows ran on different grids (bench_power's default changed on 2026-12-02, "
+                 "or --grid): run them again together")
     cells.sort(key=lambda c: (c["op_index"], c["lean_index"], c["n"], c["pooled"]))
     fa.sort(key=lambda r: (r["op_index"], r["path_index"], r["n"]))
     tot = sum(r["samples"] for r in fa)
